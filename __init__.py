@@ -1,0 +1,46 @@
+"""citewise: a grounded knowledge-base answering agent built as a LangGraph state graph.
+
+    import citewise
+    citewise.ingest(["examples/kb"], home=".citewise")
+    result = citewise.ask("How do I roll over my 401(k)?", home=".citewise")
+
+The heavy parts (torch, the embedding model, indexes) load lazily on first use and then stay
+loaded for the life of the process.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+__all__ = ["ask", "ingest", "required_data"]
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+def ingest(paths: Any, home: str | Path | None = None, *, prune: bool = False) -> dict[str, Any]:
+    """Ingest files or folders into a KB home; returns the ingest summary."""
+    from citewise.ingest import ingest as _ingest
+
+    if isinstance(paths, str | bytes) or hasattr(paths, "__fspath__"):
+        paths = [paths]
+    return _ingest(paths, home, prune=prune)
+
+
+def ask(question: str, *, home: str | Path | None = None, filters: dict[str, Any] | None = None,
+        collected_data: dict[str, Any] | None = None, max_tokens: int = 1500, mode: str = "answer",
+        **context: Any) -> dict[str, Any]:
+    """Run the citewise graph once and return its output (the same JSON as `citewise ask --json`)."""
+    from citewise.api import ask as _ask
+
+    return _ask(question, home=home, filters=filters, collected_data=collected_data, max_tokens=max_tokens,
+                mode=mode, **context)
+
+
+def required_data(question: str, *, home: str | Path | None = None, filters: dict[str, Any] | None = None,
+                  collected_data: dict[str, Any] | None = None, **context: Any) -> dict[str, Any]:
+    """Which data must be collected before the question can be answered."""
+    from citewise.api import required_data as _required_data
+
+    return _required_data(question, home=home, filters=filters, collected_data=collected_data, **context)

@@ -1,0 +1,163 @@
+"""The one typed configuration object, shared by the engine, the CLI and the graph.
+
+`Context` is LangGraph's `context_schema`: Studio renders it as an editable form per assistant and
+API callers pass it per run. Every field falls back to an environment variable named
+`CITEWISE_<FIELD>` (upper case) when the caller leaves it at its default, so a server started with
+`CITEWISE_HOME=/kb` answers from that knowledge base. Secrets (API keys) are deliberately not
+fields: they are read from the environment at the point of use and never shown in Studio or logs.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import MISSING, dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any, Literal, get_args, get_origin, get_type_hints
+
+from citewise.errors import InputError
+
+ENV_PREFIX = "CITEWISE_"
+
+
+def _desc(text: str) -> dict[str, str]:
+    return {"description": text}
+
+
+@dataclass(kw_only=True)
+class Context:
+    """Run-time configuration. Field docs are shown in LangGraph Studio."""
+
+    # --- knowledge base -------------------------------------------------------------------------
+    home: str = field(default="", metadata=_desc(
+        "Knowledge-base home directory (SQLite store + indexes). Empty: $CITEWISE_HOME, else ./.citewise"))
+    chunk_size: int = field(default=800, metadata=_desc("Target chunk size in tokens at ingest (700-1000)."))
+    chunk_overlap: int = field(default=120, metadata=_desc("Token overlap between split chunks (100-150)."))
+
+    # --- retrieval ------------------------------------------------------------------------------
+    top_k: int = field(default=12, metadata=_desc("Fused chunks handed to context assembly."))
+    candidate_k: int = field(default=100, metadata=_desc("Candidates taken from each branch before fusion."))
+    fusion: Literal["rrf", "zscore"] = field(default="rrf", metadata=_desc(
+        "How BM25 and dense rankings are fused: reciprocal rank fusion or z-score convex combination."))
+    rrf_k: int = field(default=60, metadata=_desc("RRF constant k (ranks start at 1)."))
+    fusion_alpha: float = field(default=0.5, metadata=_desc("Dense weight for z-score fusion (0..1)."))
+    reranker: Literal["none", "heuristic", "cross-encoder"] = field(default="heuristic", metadata=_desc(
+        "Reranking after fusion."))
+    reranker_model: str = field(default="", metadata=_desc("Local path of a CrossEncoder model."))
+    relevance_threshold: float = field(default=0.5, metadata=_desc(
+        "Minimum retrieval relevance (0..1) for the question to count as covered; below it citewise abstains."))
+    detect_facets: bool = field(default=True, metadata=_desc(
+        "Detect record keeper / plan type / topic in the question and filter on them."))
+    vector_store: Literal["local", "pinecone"] = field(default="local", metadata=_desc(
+        "Where dense vectors live: the local index in the home, or Pinecone."))
+
+    # --- answer ---------------------------------------------------------------------------------
+    confidence_threshold: float = field(default=0.7, metadata=_desc(
+        "Answers below this confidence take the explicit 'uncertain' path."))
+    support_threshold: float = field(default=0.5, metadata=_desc(
+        "Minimum support score of a cited sentence by its cited chunk."))
+    max_regenerations: int = field(default=1, metadata=_desc(
+        "How many times a failed guardrail check may send the answer back to `generate`."))
+    context_share: float = field(default=0.7, metadata=_desc("Share of max_tokens given to retrieved context."))
+    llm_model: str = field(default="", metadata=_desc(
+        "OpenAI-compatible chat model name. Empty: the deterministic extractive generator (offline)."))
+    llm_base_url: str = field(default="", metadata=_desc("Base URL of an OpenAI-compatible server (vLLM, Ollama)."))
+    llm_temperature: float = field(default=0.1, metadata=_desc("Sampling temperature for the chat model."))
+    llm_timeout: float = field(default=30.0, metadata=_desc("Chat model request timeout in seconds."))
+    llm_max_retries: int = field(default=3, metadata=_desc("Retries with backoff on 429/5xx/timeouts."))
+    answer_system_prompt: str = field(default="", metadata=_desc("Override of prompts/answer_system.txt."))
+    answer_user_prompt: str = field(default="", metadata=_desc("Override of prompts/answer_user.txt."))
+    required_data_prompt: str = field(default="", metadata=_desc("Override of prompts/required_data.txt."))
+
+    # --- required data --------------------------------------------------------------------------
+    interrupt_on_missing_data: bool = field(default=False, metadata=_desc(
+        "Pause the graph (LangGraph interrupt) to ask for missing required fields."))
+
+    def __post_init__(self) -> None:
+        hints = get_type_hints(type(self))
+        for f in fields(self):
+            default = f.default if f.default is not MISSING else None
+            current = getattr(self, f.name)
+            if current == default:
+                raw = os.environ.get(ENV_PREFIX + f.name.upper())
+                if raw is not None and raw != "":
+                    setattr(self, f.name, _coerce(f.name, hints[f.name], raw))
+            else:
+                setattr(self, f.name, _coerce(f.name, hints[f.name], current))
+        self._validate()
+
+    def _validate(self) -> None:
+        checks = [
+            (self.top_k >= 1, "top_k must be >= 1"),
+            (self.candidate_k >= self.top_k, "candidate_k must be >= top_k"),
+            (self.rrf_k >= 1, "rrf_k must be >= 1"),
+            (0.0 <= self.fusion_alpha <= 1.0, "fusion_alpha must be within 0..1"),
+            (0.0 <= self.relevance_threshold <= 1.0, "relevance_threshold must be within 0..1"),
+            (0.0 <= self.confidence_threshold <= 1.0, "confidence_threshold must be within 0..1"),
+            (0.0 <= self.support_threshold <= 1.0, "support_threshold must be within 0..1"),
+            (0.0 < self.context_share <= 1.0, "context_share must be within (0, 1]"),
+            (0 <= self.max_regenerations <= 3, "max_regenerations must be within 0..3"),
+            (64 <= self.chunk_size <= 8000, "chunk_size must be within 64..8000"),
+            (0 <= self.chunk_overlap < self.chunk_size // 2, "chunk_overlap must be >= 0 and < chunk_size/2"),
+        ]
+        for ok, message in checks:
+            if not ok:
+                raise InputError(f"invalid configuration: {message}")
+
+    @property
+    def home_path(self) -> Path:
+        """Resolved KB home: explicit field, else $CITEWISE_HOME (read in __post_init__), else ./.citewise."""
+        return Path(self.home or ".citewise").expanduser().resolve()
+
+    def with_overrides(self, **changes: Any) -> Context:
+        """Copy with some fields changed; unknown names are a clear error rather than silently ignored."""
+        known = {f.name for f in fields(self)}
+        unknown = sorted(set(changes) - known)
+        if unknown:
+            raise InputError(f"unknown configuration field(s): {', '.join(unknown)}")
+        return replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+
+def _coerce(name: str, hint: Any, value: Any) -> Any:
+    """Turn env strings (and JSON-ish values from API callers) into the declared type."""
+    origin = get_origin(hint)
+    try:
+        if origin is Literal:
+            allowed = get_args(hint)
+            if value not in allowed:
+                raise ValueError(f"expected one of {', '.join(map(str, allowed))}")
+            return value
+        if hint is bool:
+            if isinstance(value, bool):
+                return value
+            text = str(value).strip().lower()
+            if text in {"1", "true", "yes", "on"}:
+                return True
+            if text in {"0", "false", "no", "off", ""}:
+                return False
+            raise ValueError("expected a boolean")
+        if hint is int:
+            if isinstance(value, bool):
+                raise ValueError("expected an integer")
+            return int(value)
+        if hint is float:
+            return float(value)
+        if hint is str:
+            return str(value)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"invalid configuration {name}={value!r}: {exc}") from None
+    return value
+
+
+def context_from(value: Context | dict[str, Any] | None) -> Context:
+    """Accept what LangGraph hands a node (a Context, a dict from the API, or None) and return a Context."""
+    if isinstance(value, Context):
+        return value
+    if value is None:
+        return Context()
+    if isinstance(value, dict):
+        known = {f.name for f in fields(Context)}
+        unknown = sorted(set(value) - known)
+        if unknown:
+            raise InputError(f"unknown configuration field(s): {', '.join(unknown)}")
+        return Context(**value)
+    raise InputError(f"configuration must be a mapping, got {type(value).__name__}")
