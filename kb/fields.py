@@ -1,0 +1,120 @@
+"""Required-data fields: parsing the `Required data` section and validating collected values.
+
+Format (one field per list item):
+    - NAME (TYPE, required|optional, participant|plan): DESCRIPTION Why: WHY_NEEDED
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass
+from datetime import date, datetime
+from typing import Any
+
+from citewise.kb.text import slug
+
+DATA_TYPES = ("text", "currency", "date", "boolean", "number")
+_FIELD = re.compile(
+    r"^\s*(?:[-*+•]|\d+[.)])\s+(?:\*\*)?(?P<name>[^()*\n]+?)(?:\*\*)?\s*"
+    r"\((?P<attrs>[^)]*)\)\s*(?:\*\*)?\s*:?\s*(?P<rest>.*)$"
+)
+_WHY = re.compile(r"\bwhy\s*:\s*", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class RequiredField:
+    key: str
+    name: str
+    data_type: str
+    required: bool
+    group: str  # "participant" | "plan"
+    description: str
+    why_needed: str
+
+    def as_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out.pop("group")
+        return out
+
+
+def parse_required_data(text: str) -> tuple[list[RequiredField], list[str]]:
+    """Parse fields, returning (fields, warnings). A line that is not a field is a warning, not a crash."""
+    found: list[RequiredField] = []
+    warnings: list[str] = []
+    for line in text.splitlines():
+        if not re.match(r"^\s*(?:[-*+•]|\d+[.)])\s+", line):
+            continue
+        m = _FIELD.match(line)
+        if not m:
+            warnings.append(f"not a required-data field: {line.strip()[:80]!r}")
+            continue
+        attrs = [a.strip().lower() for a in m.group("attrs").split(",") if a.strip()]
+        data_type = next((a for a in attrs if a in DATA_TYPES), None)
+        if data_type is None:
+            data_type = "text"
+            warnings.append(f"field {m.group('name').strip()!r}: no type among {DATA_TYPES}, using text")
+        required = "optional" not in attrs
+        group = "plan" if "plan" in attrs else "participant"
+        rest = m.group("rest").strip()
+        parts = _WHY.split(rest, maxsplit=1)
+        description = parts[0].strip()
+        why = parts[1].strip() if len(parts) > 1 else ""
+        name = m.group("name").strip().strip("*").strip()
+        found.append(RequiredField(key=slug(name), name=name, data_type=data_type, required=required,
+                                   group=group, description=description, why_needed=why))
+    return found, warnings
+
+
+def normalize_key(key: str) -> str:
+    """Collected data is matched case- and punctuation-insensitively: 'Vested Balance' == 'vested-balance'."""
+    return re.sub(r"[^a-z0-9]", "", str(key).lower())
+
+
+_TRUE = {"true", "yes", "y", "1", "on"}
+_FALSE = {"false", "no", "n", "0", "off"}
+_DATE_FORMATS = ("%Y-%m-%d", "%m/%d/%Y", "%m/%d/%y", "%d %B %Y", "%B %d, %Y", "%B %d %Y", "%b %d, %Y")
+
+
+def validate_value(data_type: str, value: Any) -> tuple[bool, Any, str]:
+    """Parse a collected value by its declared type: (ok, normalized value, reason if not ok)."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return False, None, "no value given"
+    if data_type in ("currency", "number"):
+        if isinstance(value, bool):
+            return False, None, f"expected a {data_type}, got a boolean"
+        if isinstance(value, int | float):
+            number = float(value)
+        else:
+            text = str(value).strip().replace(",", "").replace("$", "").replace("USD", "").strip()
+            multiplier = 1.0
+            if text[-1:].lower() == "k" and data_type == "currency":
+                text, multiplier = text[:-1], 1000.0
+            try:
+                number = float(text) * multiplier
+            except ValueError:
+                return False, None, f"{value!r} is not a {'dollar amount' if data_type == 'currency' else 'number'}"
+        if data_type == "currency" and number < 0:
+            return False, None, f"{value!r} is a negative amount"
+        return True, round(number, 2) if data_type == "currency" else number, ""
+    if data_type == "boolean":
+        if isinstance(value, bool):
+            return True, value, ""
+        text = str(value).strip().lower()
+        if text in _TRUE:
+            return True, True, ""
+        if text in _FALSE:
+            return True, False, ""
+        return False, None, f"{value!r} is not yes/no"
+    if data_type == "date":
+        if isinstance(value, datetime):
+            return True, value.date().isoformat(), ""
+        if isinstance(value, date):
+            return True, value.isoformat(), ""
+        text = str(value).strip()
+        for fmt in _DATE_FORMATS:
+            try:
+                return True, datetime.strptime(text, fmt).date().isoformat(), ""
+            except ValueError:
+                continue
+        return False, None, f"{value!r} is not a date (use YYYY-MM-DD)"
+    return True, str(value).strip(), ""

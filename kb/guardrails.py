@@ -1,0 +1,76 @@
+"""Guardrail rules of an article: `Never say:` phrases, `Never:` and `Always:` prose rules."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from citewise.kb.text import clean_markdown
+
+_MARKER = re.compile(r"^\s*(?:[-*+•]|\d+[.)])?\s*(never say|never|always)\s*:\s*(.*)$", re.IGNORECASE)
+_QUOTED = re.compile(r"[\"“”']([^\"“”']+)[\"“”']")
+_REASON_SPLIT = re.compile(r"\s+[—–-]{1,2}\s+")
+
+
+@dataclass
+class Guardrails:
+    never_say: list[str] = field(default_factory=list)
+    never: list[str] = field(default_factory=list)
+    always: list[str] = field(default_factory=list)
+
+    def merge(self, other: Guardrails) -> Guardrails:
+        def union(a: list[str], b: list[str]) -> list[str]:
+            return list(dict.fromkeys(a + b))
+
+        return Guardrails(union(self.never_say, other.never_say), union(self.never, other.never),
+                          union(self.always, other.always))
+
+    def as_dict(self) -> dict[str, list[str]]:
+        return {"never_say": self.never_say, "never": self.never, "always": self.always}
+
+
+def parse_guardrails(text: str) -> Guardrails:
+    rules = Guardrails()
+    for line in clean_markdown(text).splitlines():
+        m = _MARKER.match(line)
+        if not m:
+            continue
+        kind, body = m.group(1).lower(), m.group(2).strip()
+        if kind == "never say":
+            phrases = _QUOTED.findall(body)
+            if not phrases:  # unquoted list: everything before an optional " — reason"
+                head = _REASON_SPLIT.split(body, maxsplit=1)[0]
+                phrases = [p.strip() for p in head.split(",")]
+            rules.never_say.extend(p.strip() for p in phrases if p.strip())
+        elif body:
+            (rules.never if kind == "never" else rules.always).append(body)
+    return rules
+
+
+# Words that make an `Always:` rule an instruction to the agent rather than content ("mention that ...").
+_INSTRUCTION = {"mention", "state", "explain", "tell", "remind", "say", "note", "discuss", "inform", "advis",
+                "ensur", "includ", "describ", "warn", "point", "make", "sure", "clear", "alway", "recommend"}
+_LEAD = re.compile(r"^(?:always\s*:?\s*)?(?:(?:mention|state|explain|say|note|stress|point out|make (?:it )?clear|"
+                   r"ensure|remind|tell|warn|inform)\w*(?:\s+(?:the\s+)?(?:participant|user|caller|customer|"
+                   r"member|client|them|him|her)s?)?\s+(?:that\s+)?)", re.IGNORECASE)
+
+
+def rule_terms(rule: str) -> set[str]:
+    """The content terms of a prose rule: what an answer must say, not the instruction to say it."""
+    from citewise.kb.text import terms
+
+    return {t for t in terms(rule) if t not in _INSTRUCTION}
+
+
+def reflects(rule: str, text: str, threshold: float = 0.7) -> bool:
+    """True when `text` states most of the rule's content terms."""
+    from citewise.kb.text import term_set
+
+    wanted = rule_terms(rule)
+    return bool(wanted) and len(wanted & term_set(text)) / len(wanted) >= threshold
+
+
+def rule_as_warning(rule: str) -> str:
+    """'mention that X' -> 'X.' so a rule can stand as a warning when no context sentence states it."""
+    body = _LEAD.sub("", rule.strip()).strip().rstrip(".")
+    return (body[:1].upper() + body[1:] + ".") if body else rule

@@ -1,0 +1,114 @@
+"""Text analysis shared by BM25, facet detection, support scoring and the extractive generator.
+
+One analyser everywhere matters: a claim is "supported" by a chunk under the same notion of a term
+that retrieval used to find the chunk.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from functools import lru_cache
+
+import Stemmer
+from bm25s.stopwords import STOPWORDS_EN
+
+# "401(k)", "403 (b)", "72(t)": a number with a parenthesised single-letter suffix is one term.
+_PAREN_SUFFIX = re.compile(r"\b(\d+)\s*\(\s*([a-z])\s*\)", re.IGNORECASE)
+_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9$])")
+_MARKDOWN_NOISE = re.compile(r"(\*\*|__|`|^#+\s*|^\s*>\s?)", re.MULTILINE)
+_BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
+
+STOPWORDS: frozenset[str] = frozenset(STOPWORDS_EN) | {"s", "t", "can", "will", "would", "could", "should",
+                                                        "may", "might", "must", "shall", "do", "does", "did",
+                                                        "i", "me", "my", "you", "your", "we", "our", "how",
+                                                        "what", "when", "where", "which", "who", "why",
+                                                        "have", "has", "had", "having", "been", "being", "were",
+                                                        "am", "its", "also", "than", "so", "very", "just"}
+NEGATIONS: frozenset[str] = frozenset({"no", "not", "never", "cannot", "cant", "dont", "doesnt", "isnt", "wont",
+                                       "without", "nor", "none"})
+_stemmer = Stemmer.Stemmer("english")
+# Identifies the analyser; an index built by another analyser is rebuilt rather than mis-scored.
+ANALYZER_ID = "snowball-english/stop-" + hashlib.sha1(" ".join(sorted(STOPWORDS)).encode()).hexdigest()[:10]
+
+
+def normalize(text: str) -> str:
+    """Unicode-fold, lowercase and join number(letter) terms so '401(k)' and '401k' meet."""
+    text = unicodedata.normalize("NFKC", text).replace("’", "'").replace("‘", "'")
+    text = _PAREN_SUFFIX.sub(lambda m: m.group(1) + m.group(2).lower(), text)
+    return text.lower()
+
+
+def words(text: str) -> list[str]:
+    """Lowercased word tokens, stopwords kept (phrase matching needs them)."""
+    return [w.replace("'", "") for w in _WORD.findall(normalize(text))]
+
+
+@lru_cache(maxsize=200_000)
+def stem(word: str) -> str:
+    return _stemmer.stemWord(word)
+
+
+def terms(text: str) -> list[str]:
+    """Index/query terms: words without stopwords, Snowball-stemmed (the BM25 analyser)."""
+    return [stem(w) for w in words(text) if w not in STOPWORDS]
+
+
+def term_set(text: str) -> set[str]:
+    return set(terms(text))
+
+
+def squash(text: str) -> str:
+    """Letters and digits only: 'roll-over', 'roll over' and 'rollover' compare equal."""
+    return "".join(words(text))
+
+
+def clean_markdown(text: str) -> str:
+    """Strip emphasis, heading and quote markers but keep the words and line structure."""
+    return _MARKDOWN_NOISE.sub("", text)
+
+
+def split_items(text: str) -> list[str]:
+    """Split a chunk into answerable units: list items are units, paragraphs split into sentences."""
+    units: list[str] = []
+    for block in re.split(r"\n\s*\n", clean_markdown(text)):
+        lines = [ln for ln in block.splitlines() if ln.strip()]
+        if not lines:
+            continue
+        if any(_BULLET.match(ln) for ln in lines):
+            current: list[str] = []
+            for ln in lines:
+                if _BULLET.match(ln):
+                    if current:
+                        units.append(" ".join(current))
+                    current = [_BULLET.sub("", ln).strip()]
+                else:
+                    current.append(ln.strip())
+            if current:
+                units.append(" ".join(current))
+        else:
+            units.extend(split_sentences(" ".join(ln.strip() for ln in lines)))
+    return [u.strip() for u in units if len(u.strip()) > 1]
+
+
+def split_sentences(text: str) -> list[str]:
+    text = re.sub(r"\s+", " ", text).strip()
+    if not text:
+        return []
+    return [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
+
+
+def contains_phrase(text: str, phrase: str) -> bool:
+    """Whole-word, case-insensitive phrase test (the `Never say:` rule)."""
+    needle = normalize(phrase).strip()
+    if not needle:
+        return False
+    pattern = r"(?<![a-z0-9])" + re.escape(needle).replace(r"\ ", r"\s+") + r"(?![a-z0-9])"
+    return re.search(pattern, normalize(text)) is not None
+
+
+def slug(text: str) -> str:
+    """snake_case key: the field-key rule of the KB format, also used for section ids."""
+    return re.sub(r"[^a-z0-9]+", "_", normalize(text)).strip("_")

@@ -1,0 +1,1 @@
+"""Storage: SQLite is the source of truth for documents and chunks; indexes are derived from it."""
