@@ -1,0 +1,220 @@
+"""A knowledge base on disk, opened once per process: store + derived indexes + KB-level facts.
+
+`open_kb(home)` returns a cached instance while the store's generation is unchanged, so models and
+indexes load once per process (CLI, API, LangGraph server workers) rather than per call.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from citewise.errors import ConfigError, NotIngestedError
+from citewise.kb.synonyms import SynonymExpander
+from citewise.kb.text import ANALYZER_ID
+from citewise.retrieval.bm25 import BM25Index, query_terms
+from citewise.retrieval.embeddings import Embedder, get_embedder
+from citewise.retrieval.filters import Filter, MetadataIndex, validate_filter
+from citewise.retrieval.hybrid import Hit, SearchParams, hybrid_search
+from citewise.retrieval.vectors import ExactIndex, VectorIndex
+from citewise.store.sqlite import Store
+
+INDEX_DIR = "index"
+MANIFEST = "manifest.json"
+FACETS = ("record_keeper", "plan_type", "topic")
+
+
+def index_text(title: str, section: str, text: str) -> str:
+    """What both branches index for a chunk: its article title and section give it context."""
+    return "\n".join(p for p in (title, section, text) if p)
+
+
+@dataclass
+class DocInfo:
+    doc_id: str
+    title: str
+    metadata: dict[str, Any]
+    structured: bool
+    fields: list[dict[str, Any]]
+    guardrails: dict[str, Any]
+
+
+@dataclass
+class KnowledgeBase:
+    home: Path
+    store: Store
+    generation: int
+    chunk_ids: list[str]
+    doc_of_row: list[str]
+    meta: MetadataIndex
+    bm25: BM25Index
+    vectors: VectorIndex
+    embedder: Embedder
+    docs: dict[str, DocInfo]
+    synonyms: SynonymExpander
+    facets: dict[str, list[str]] = field(default_factory=dict)
+    row_of: dict[str, int] = field(default_factory=dict)
+    _detector: Any = None
+
+    # --- loading ------------------------------------------------------------------------------
+    @classmethod
+    def load(cls, home: Path, vector_store: str = "local") -> KnowledgeBase:
+        home = Path(home)
+        if not Store.exists(home):
+            raise NotIngestedError(f"no knowledge base at {home}: run `citewise ingest PATH --home {home}` first")
+        store = Store(home)
+        if store.count()[0] == 0:
+            raise NotIngestedError(f"the knowledge base at {home} is empty: run `citewise ingest PATH` first")
+        embedder = get_embedder()
+        index_dir = home / INDEX_DIR
+        manifest = _read_manifest(index_dir)
+        if (manifest is None or manifest.get("generation") != store.generation()
+                or manifest.get("analyzer") != ANALYZER_ID):
+            build_indexes(store, embedder)
+            manifest = _read_manifest(index_dir)
+        assert manifest is not None
+        if manifest.get("embedding_model") != embedder.model_id:
+            raise ConfigError(f"index at {home} was built with {manifest.get('embedding_model')!r}, not "
+                              f"{embedder.model_id!r}: run `citewise reindex --home {home}`")
+        rows = json.loads((index_dir / "rows.json").read_text())
+        vectors: VectorIndex
+        if vector_store == "pinecone":
+            from citewise.retrieval.pinecone import PineconeVectorIndex
+
+            vectors = PineconeVectorIndex.from_env(home, rows["chunk_ids"], embedder.model_id)
+        else:
+            vectors = ExactIndex.load(index_dir)
+        docs = {d["doc_id"]: DocInfo(d["doc_id"], d["title"], d["metadata"], d["structured"], d["fields"],
+                                     d["guardrails"]) for d in store.documents()}
+        meta = MetadataIndex.load(str(index_dir / "metadata.npz"))
+        kb = cls(home=home, store=store, generation=manifest["generation"], chunk_ids=rows["chunk_ids"],
+                 doc_of_row=rows["doc_ids"], meta=meta, bm25=BM25Index.load(index_dir / "bm25"),
+                 vectors=vectors, embedder=embedder, docs=docs, synonyms=SynonymExpander(store.synonyms()))
+        kb.row_of = {cid: i for i, cid in enumerate(kb.chunk_ids)}
+        kb.facets = {f: meta.values(f) for f in FACETS}
+        return kb
+
+    @property
+    def facet_detector(self) -> Any:
+        """Built on first use and kept with this (immutable) index generation."""
+        if self._detector is None:
+            from citewise.query import FacetDetector, term_precision_fn
+
+            self._detector = FacetDetector(self.facets, self.synonyms.groups, term_precision_fn(self))
+        return self._detector
+
+    def is_current(self) -> bool:
+        return self.store.generation() == self.generation
+
+    # --- search -------------------------------------------------------------------------------
+    def search(self, query: str, *, filters: Filter | None = None, params: SearchParams | None = None,
+               expansions: list[str] | None = None) -> list[dict[str, Any]]:
+        """Hybrid (or single-branch) search returning chunk records with their branch scores."""
+        params = params or SearchParams()
+        flt = validate_filter(filters or {})
+        mask = self.meta.mask(flt)
+        extra = self.synonyms.expansions(query) if expansions is None else expansions
+        weighted = query_terms(query, extra)
+        qvec = self.embedder.embed_query(query) if params.method != "bm25" else None
+        hits = hybrid_search(self.bm25, self.vectors, weighted, qvec, mask, params)
+        return self.records(hits)
+
+    def records(self, hits: list[Hit]) -> list[dict[str, Any]]:
+        chunks = self.store.chunks_by_id(self.chunk_ids[h.row] for h in hits)
+        out = []
+        for h in hits:
+            rec = dict(chunks[self.chunk_ids[h.row]])
+            rec.update(score=h.score, bm25=h.bm25, dense=h.dense, bm25_rank=h.bm25_rank, dense_rank=h.dense_rank,
+                       row=h.row)
+            out.append(rec)
+        return out
+
+    def chunks_of(self, doc_id: str) -> list[dict[str, Any]]:
+        return self.store.chunks_of(doc_id)
+
+    def dense_scores(self, query: str, chunk_ids: list[str]) -> dict[str, float]:
+        """Cosine similarity of the query to given chunks (chunks not in the local index score 0)."""
+        rows = [self.row_of[c] for c in chunk_ids if c in self.row_of]
+        if not rows or not hasattr(self.vectors, "scores_for"):
+            return dict.fromkeys(chunk_ids, 0.0)
+        scores = self.vectors.scores_for(self.embedder.embed_query(query), np.asarray(rows))
+        found = {self.chunk_ids[r]: float(s) for r, s in zip(rows, scores)}
+        return {c: found.get(c, 0.0) for c in chunk_ids}
+
+
+_CACHE: dict[tuple[Path, str], KnowledgeBase] = {}
+_CACHE_LOCK = threading.Lock()
+
+
+def open_kb(home: Path, vector_store: str = "local") -> KnowledgeBase:
+    key = (Path(home).resolve(), vector_store)
+    with _CACHE_LOCK:
+        kb = _CACHE.get(key)
+        if kb is not None and kb.is_current():
+            return kb
+        kb = KnowledgeBase.load(key[0], vector_store)
+        _CACHE[key] = kb
+        return kb
+
+
+def forget(home: Path) -> None:
+    with _CACHE_LOCK:
+        for key in [k for k in _CACHE if k[0] == Path(home).resolve()]:
+            del _CACHE[key]
+
+
+# --- building the derived indexes ---------------------------------------------------------------
+def _read_manifest(index_dir: Path) -> dict[str, Any] | None:
+    try:
+        return json.loads((index_dir / MANIFEST).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def build_indexes(store: Store, embedder: Embedder | None = None,
+                  progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+    """Rebuild BM25, vectors and metadata columns from SQLite; atomic swap of the index directory."""
+    embedder = embedder or get_embedder()
+    started = time.perf_counter()
+    generation = store.generation()
+    chunk_ids, doc_ids, texts, metadata = [], [], [], []
+    for r in store.iter_chunks():
+        chunk_ids.append(r["chunk_id"])
+        doc_ids.append(r["doc_id"])
+        texts.append(index_text(r["title"], r["section"], r["text"]))
+        metadata.append(json.loads(r["metadata"]))
+    final = store.home / INDEX_DIR
+    tmp = store.home / f"{INDEX_DIR}.tmp-{int(time.time() * 1000)}"
+    tmp.mkdir(parents=True)
+    try:
+        BM25Index.build(texts).save(tmp / "bm25")
+        vectors = embedder.embed_documents(texts, progress=progress) if texts else np.zeros((0, embedder.dim))
+        ExactIndex(vectors).save(tmp)
+        MetadataIndex(metadata).save(str(tmp / "metadata.npz"))
+        (tmp / "rows.json").write_text(json.dumps({"chunk_ids": chunk_ids, "doc_ids": doc_ids}))
+        manifest = {"generation": generation, "embedding_model": embedder.model_id, "analyzer": ANALYZER_ID,
+                    "chunks": len(chunk_ids),
+                    "built_at": time.time(), "seconds": round(time.perf_counter() - started, 3)}
+        (tmp / MANIFEST).write_text(json.dumps(manifest))
+        old = store.home / f"{INDEX_DIR}.old-{int(time.time() * 1000)}"
+        if final.exists():
+            final.rename(old)
+        tmp.rename(final)
+        if old.exists():
+            _rmtree(old)
+    except BaseException:
+        _rmtree(tmp)
+        raise
+    return manifest
+
+
+def _rmtree(path: Path) -> None:
+    import shutil
+
+    shutil.rmtree(path, ignore_errors=True)

