@@ -1,0 +1,2 @@
+"""Answer generators behind one interface: `extractive` (offline default) and `openai` (any
+OpenAI-compatible chat endpoint through langchain-openai)."""

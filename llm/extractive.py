@@ -1,0 +1,174 @@
+"""Deterministic extractive generator: builds the structured answer from context sentences.
+
+Nothing is written that is not in the context, so every item is a verbatim, cited extract:
+answer components are the context sentences most relevant to the question (IDF-weighted term
+overlap, plus a prior for retrieval rank and for the matched article), steps are the list items of
+a `steps` chunk, warnings are the articles' `Always:` rules plus warning-like sentences.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from citewise.kb.guardrails import reflects, rule_as_warning, rule_terms
+from citewise.kb.text import contains_phrase, split_items, term_set, terms
+from citewise.llm.base import AnswerRequest, Draft
+
+ANSWER_TYPES = {"decision_guide", "business_rules", "eligibility", "fees", "common_issues", "examples", "faqs",
+                "content", "background"}
+MAX_COMPONENTS, MAX_STEPS, MAX_WARNINGS = 4, 12, 5
+_WARNING_CUES = re.compile(
+    r"\b(penalt(y|ies)|deadline|must|cannot|can't|may not|do not|don't|never|irrevocabl\w*|withh[oe]ld\w*|"
+    r"taxable|tax(es)?|default\w*|forfeit\w*|warning|important|note that|within \d+ days|risk\w*|lose|loss)\b",
+    re.IGNORECASE)
+
+
+def _units(chunk: dict[str, Any]) -> list[tuple[str, str]]:
+    """(text to score, text to output) pairs; an FAQ question is scored together with its answer."""
+    items = split_items(chunk["text"])
+    out: list[tuple[str, str]] = []
+    i = 0
+    while i < len(items):
+        item = re.sub(r"^(Q|A)\s*[:.]\s*", "", items[i]).strip()
+        if item.endswith("?") and i + 1 < len(items):
+            answer = re.sub(r"^(A)\s*[:.]\s*", "", items[i + 1]).strip()
+            out.append((f"{item} {answer}", answer))
+            i += 2
+            continue
+        if not item.endswith("?"):
+            out.append((item, item))
+        i += 1
+    return out
+
+
+class ExtractiveGenerator:
+    name = "extractive"
+
+    def generate(self, request: AnswerRequest) -> Draft:
+        chunks = request.chunks
+        weights: dict[str, float] = {}
+        for t in terms(request.question):
+            weights[t] = max(request.idf(t), 0.1)
+        for phrase in request.expansions:
+            for t in terms(phrase):
+                weights.setdefault(t, 0.5 * max(request.idf(t), 0.1))
+        total = sum(weights.values()) or 1.0
+        never_say = [p for r in request.rules.values() for p in r.get("never_say", [])]
+        avoid = {a.strip().lower() for a in request.avoid}
+        best_score = max((c["score"] for c in chunks), default=0.0) or 1.0
+
+        def allowed(text: str) -> bool:
+            return text.strip().lower() not in avoid and not any(contains_phrase(text, p) for p in never_say)
+
+        scored: list[tuple[float, int, str, dict[str, Any]]] = []
+        for order, c in enumerate(chunks):
+            if c["chunk_type"] not in ANSWER_TYPES:
+                continue
+            prior = 0.2 * (c["score"] / best_score) + (0.15 if c["doc_id"] == request.article_id else 0.0)
+            for score_text, output in _units(c):
+                n_words = len(output.split())
+                if n_words < 4 or n_words > 90 or not allowed(output):
+                    continue
+                overlap = sum(w for t, w in weights.items() if t in term_set(score_text)) / total
+                if overlap <= 0:
+                    continue
+                scored.append((0.65 * overlap + prior, order, output, c))
+        scored.sort(key=lambda x: (-x[0], x[1]))
+
+        docs_in_play = list(dict.fromkeys([*([request.article_id] if request.article_id else []),
+                                           *(c["doc_id"] for _, _, _, c in scored[:MAX_COMPONENTS])]))
+        always = self._always(chunks, request, docs_in_play, allowed)
+        components: list[tuple[str, dict[str, Any]]] = []
+        for _, _, text, c in scored:
+            if any(_similar(text, w) for w in always):
+                continue
+            if len(components) >= MAX_COMPONENTS:
+                break
+            if any(_similar(text, other) for other, _ in components):
+                continue
+            components.append((text, c))
+        if not components:  # nothing overlaps lexically: fall back to the lead of the best answer chunk
+            lead = next((c for c in chunks if c["chunk_type"] in ANSWER_TYPES), None)
+            if lead is not None:
+                first = next((out for _, out in _units(lead) if allowed(out) and len(out.split()) >= 4), None)
+                if first:
+                    components.append((first, lead))
+
+        docs_used = list(dict.fromkeys([*( [request.article_id] if request.article_id else []),
+                                        *(c["doc_id"] for _, c in components)]))
+        steps = self._steps(chunks, request.article_id, docs_used, allowed)
+        warnings = self._warnings(chunks, docs_used, weights, allowed, always, [t for t, _ in components])
+
+        sections: list[dict[str, Any]] = []
+        titles = {c["doc_id"]: c["title"] for c in chunks}
+        for doc_id in docs_used:
+            own = [f"{t} [{c['label']}]" for t, c in components if c["doc_id"] == doc_id]
+            section = {"topic": titles.get(doc_id, doc_id), "answer_components": own,
+                       "steps": steps if doc_id == docs_used[0] else [],
+                       "warnings": warnings if doc_id == docs_used[0] else []}
+            if section["answer_components"] or section["steps"] or section["warnings"]:
+                sections.append(section)
+        return Draft(sections=sections, generator=self.name)
+
+    @staticmethod
+    def _steps(chunks: list[dict[str, Any]], article_id: str | None, docs_used: list[str], allowed) -> list[str]:
+        candidates = [c for c in chunks if c["chunk_type"] == "steps" and c["doc_id"] in docs_used]
+        candidates.sort(key=lambda c: (c["doc_id"] != article_id, docs_used.index(c["doc_id"])))
+        if not candidates:
+            return []
+        doc = candidates[0]["doc_id"]
+        steps: list[str] = []
+        for c in (c for c in candidates if c["doc_id"] == doc):
+            for item in split_items(c["text"]):
+                if allowed(item) and item not in steps and len(steps) < MAX_STEPS:
+                    steps.append(f"{item} [{c['label']}]")
+        return steps
+
+    @staticmethod
+    def _always(chunks: list[dict[str, Any]], request: AnswerRequest, docs: list[str], allowed) -> list[str]:
+        """Each Always-rule as the context sentence that states it (or the rule itself), cited."""
+        out: list[str] = []
+        for doc_id in docs:
+            own = [c for c in chunks if c["doc_id"] == doc_id]
+            source = next((c for c in own if c["chunk_type"] == "guardrails"), None)
+            for rule in (request.rules.get(doc_id) or {}).get("always", []):
+                stated = [(len(rule_terms(rule) & term_set(t)), t, c) for c in own if c["chunk_type"] in ANSWER_TYPES
+                          for _, t in _units(c) if reflects(rule, t) and allowed(t)]
+                if stated:
+                    _, text, c = max(stated, key=lambda x: (x[0], -len(x[1])))
+                    item = f"{text} [{c['label']}]"
+                elif source is not None and allowed(rule):
+                    item = f"{rule_as_warning(rule)} [{source['label']}]"
+                else:
+                    continue
+                if len(out) < MAX_WARNINGS and not any(_similar(item, o) for o in out):
+                    out.append(item)
+        return out
+
+    @staticmethod
+    def _warnings(chunks: list[dict[str, Any]], docs_used: list[str], weights: dict[str, float], allowed,
+                  always: list[str], taken: list[str]) -> list[str]:
+        """Always-rules first, then the most relevant warning-like sentences of the main article."""
+        warnings = list(always)
+        cue_hits: list[tuple[float, str]] = []
+        for c in chunks:
+            if c["doc_id"] not in docs_used[:1] or c["chunk_type"] not in ANSWER_TYPES:
+                continue
+            for _, text in _units(c):
+                if _WARNING_CUES.search(text) and allowed(text) and 4 <= len(text.split()) <= 60:
+                    overlap = sum(w for t, w in weights.items() if t in term_set(text))
+                    if overlap > 0:
+                        cue_hits.append((overlap, f"{text} [{c['label']}]"))
+        cue_hits.sort(key=lambda x: -x[0])
+        for _, w in cue_hits:
+            if len(warnings) < MAX_WARNINGS and not any(_similar(w, o) for o in warnings + taken):
+                warnings.append(w)
+        return warnings
+
+
+def _similar(a: str, b: str) -> bool:
+    ta, tb = term_set(a), term_set(b)
+    if not ta or not tb:
+        return False
+    return len(ta & tb) / len(ta | tb) > 0.6

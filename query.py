@@ -1,0 +1,180 @@
+"""Understanding a question before retrieval: validation, facet detection, mode detection.
+
+Facets are detected from the values the knowledge base itself holds (never from a built-in list),
+so any KB with `record_keeper` / `plan_type` / `topic` front matter gets detection for free.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+from citewise.errors import InputError
+from citewise.kb.text import normalize, squash, stem, words
+from citewise.retrieval.filters import validate_filter
+
+MIN_QUESTION, MAX_QUESTION = 3, 1000
+MIN_MAX_TOKENS, MAX_MAX_TOKENS = 64, 16000
+MODES = ("answer", "required_data")
+_REQUIRED_DATA_CUES = [
+    re.compile(p, re.IGNORECASE) for p in (
+        r"\b(what|which)\b[^?]{0,40}\b(information|info|data|details|documents?|fields?|inputs?)\b[^?]{0,40}"
+        r"\b(need|needed|required|require|collect|gather|ask|provide|have)\b",
+        r"\bwhat (do|does|should) (i|we|you|the agent)\b[^?]{0,20}\b(collect|gather|ask for|need to know)\b",
+        r"\b(required|needed) (data|information|fields|details)\b",
+        r"\bbefore (i|we) can (answer|help|process)\b",
+    )
+]
+
+
+def validate_inputs(state: dict[str, Any]) -> dict[str, Any]:
+    """Return normalised inputs or raise InputError naming the field and the rule."""
+    question = state.get("question")
+    if not isinstance(question, str):
+        raise InputError("question must be a string")
+    question = re.sub(r"\s+", " ", question).strip()
+    if not MIN_QUESTION <= len(question) <= MAX_QUESTION:
+        raise InputError(f"question must be {MIN_QUESTION}-{MAX_QUESTION} characters after trimming "
+                         f"(got {len(question)})")
+    filters = state.get("filters") or {}
+    validate_filter(filters)
+    collected = state.get("collected_data") or {}
+    if not isinstance(collected, dict):
+        raise InputError("collected_data must be an object of field -> value")
+    for key, value in collected.items():
+        if not isinstance(key, str) or not key.strip():
+            raise InputError("collected_data keys must be non-empty strings")
+        if value is not None and not isinstance(value, str | int | float | bool):
+            raise InputError(f"collected_data[{key!r}] must be a string, number or boolean")
+    max_tokens = state.get("max_tokens", 1500)
+    if max_tokens is None:
+        max_tokens = 1500
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int):
+        raise InputError("max_tokens must be an integer")
+    if not MIN_MAX_TOKENS <= max_tokens <= MAX_MAX_TOKENS:
+        raise InputError(f"max_tokens must be within {MIN_MAX_TOKENS}..{MAX_MAX_TOKENS} (got {max_tokens})")
+    mode = state.get("mode")
+    if mode is not None and mode not in MODES:
+        raise InputError(f"mode must be one of {', '.join(MODES)} (got {mode!r})")
+    return {"question": question, "filters": filters, "collected_data": collected, "max_tokens": max_tokens,
+            "mode": mode}
+
+
+def detect_mode(question: str) -> str:
+    return "required_data" if any(p.search(question) for p in _REQUIRED_DATA_CUES) else "answer"
+
+
+def _stems(text: str) -> list[str]:
+    return [stem(w) for w in words(text)]
+
+
+def _contains_seq(haystack: list[str], needle: list[str]) -> bool:
+    n = len(needle)
+    return n > 0 and any(haystack[i:i + n] == needle for i in range(len(haystack) - n + 1))
+
+
+class FacetDetector:
+    """Finds facet values named in a question.
+
+    A value is detected when (a) its words appear in order (stemmed), (b) its letters-only form
+    equals a run of 1-3 question words ('roll over' ~ 'rollover'), (c) a synonym of it does, or
+    (d) the question uses a word that, in this KB, nearly only occurs in documents with that value
+    (a brand name such as 'Acme' for 'Acme Retirement'). Rule (d) is measured on the corpus, so a
+    common word like 'retirement' never pins a record keeper.
+    """
+
+    def __init__(self, facets: dict[str, list[str]], synonym_groups: Iterable[list[str]] = (),
+                 term_precision: Any = None, min_precision: float = 0.8):
+        self.facets = facets
+        groups = [list(g) for g in synonym_groups]
+        self.variants: dict[tuple[str, str], list[str]] = {}
+        for facet, values in facets.items():
+            for value in values:
+                forms = {value, value.replace("_", " ")}
+                for g in groups:
+                    if any(squash(m) == squash(f) for m in g for f in forms):
+                        forms.update(g)
+                self.variants[(facet, value)] = sorted(forms)
+        self.distinctive: dict[str, list[tuple[str, str]]] = {}
+        if term_precision is not None:
+            all_words: dict[str, set[tuple[str, str]]] = {}
+            for (facet, value), forms in self.variants.items():
+                for form in forms:
+                    for w in words(form.replace("_", " ")):
+                        if len(w) >= 3 and not w.isdigit():
+                            all_words.setdefault(stem(w), set()).add((facet, value))
+            for st, owners in all_words.items():
+                if len(owners) == 1:
+                    facet, value = next(iter(owners))
+                    if term_precision(st, facet, value) >= min_precision:
+                        self.distinctive.setdefault(st, []).append((facet, value))
+
+    def detect(self, question: str) -> dict[str, list[str]]:
+        q_words = words(question.replace("_", " "))
+        q_stems = [stem(w) for w in q_words]
+        runs = {"".join(q_words[i:i + n]) for n in (1, 2, 3) for i in range(len(q_words) - n + 1)}
+        found: dict[str, list[str]] = {}
+        for (facet, value), forms in self.variants.items():
+            for form in forms:
+                f_stems = _stems(form.replace("_", " "))
+                if _contains_seq(q_stems, f_stems) or squash(form) in runs:
+                    found.setdefault(facet, []).append(value)
+                    break
+        for st in set(q_stems):
+            for facet, value in self.distinctive.get(st, []):
+                if value not in found.get(facet, []):
+                    found.setdefault(facet, []).append(value)
+        return {k: sorted(set(v)) for k, v in found.items()}
+
+
+def facet_filter(detected: dict[str, list[str]], caller: dict[str, Any]) -> dict[str, Any]:
+    """Detected facets as filter clauses, skipping any facet the caller already constrained."""
+    mentioned = _filter_keys(caller)
+    clauses: dict[str, Any] = {}
+    for facet, values in detected.items():
+        if facet in mentioned or not values:
+            continue
+        clauses[facet] = values[0] if len(values) == 1 else {"$in": values}
+    return clauses
+
+
+def combine_filters(*filters: dict[str, Any]) -> dict[str, Any]:
+    parts = [f for f in filters if f]
+    if not parts:
+        return {}
+    if len(parts) == 1:
+        return parts[0]
+    return {"$and": parts}
+
+
+def _filter_keys(flt: Any) -> set[str]:
+    keys: set[str] = set()
+    if isinstance(flt, dict):
+        for k, v in flt.items():
+            if k in ("$and", "$or"):
+                for sub in v:
+                    keys |= _filter_keys(sub)
+            elif not k.startswith("$"):
+                keys.add(k)
+    return keys
+
+
+def term_precision_fn(kb: Any):
+    """precision(stem, facet, value): share of the chunks containing the term that carry the value."""
+    cache: dict[tuple[str, str, str], float] = {}
+
+    def precision(term: str, facet: str, value: str) -> float:
+        key = (term, facet, value)
+        if key not in cache:
+            rows = kb.bm25.rows_containing(term)
+            mask = kb.meta.mask({facet: value})
+            cache[key] = float(np.mean(mask[rows])) if rows.size and mask is not None else 0.0
+        return cache[key]
+
+    return precision
+
+
+def normalized_question(question: str) -> str:
+    return normalize(question)

@@ -1,0 +1,66 @@
+"""Retrieval relevance (abstain or not) and answer confidence: small, documented formulas.
+
+relevance  = 0.6 * ramp(top dense cosine, 0.20, 0.60) + 0.4 * coverage
+    coverage = IDF-weighted share of the question's terms found in the top 3 chunks
+               (a term also counts as found when a synonym of it is found).
+confidence = 0.35 * relevance + 0.15 * agreement + 0.15 * article + 0.20 * support + 0.15 * critical
+             - 0.15 per blocking guardrail violation (floored at 0)
+    agreement = share of the top 3 fused chunks ranked in the top 10 of BOTH branches
+    article   = confidence of the matched article (required-data step)
+    support   = mean support score of the claims kept in the answer
+    critical  = 1 if the matched article's critical chunks made it into the context
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from citewise.kb.text import term_set, terms
+
+DENSE_LO, DENSE_HI = 0.20, 0.60
+
+
+def ramp(x: float, lo: float, hi: float) -> float:
+    return max(0.0, min(1.0, (x - lo) / (hi - lo)))
+
+
+def coverage(question: str, alternatives: dict[str, list[str]], texts: Iterable[str],
+             idf: Callable[[str], float]) -> float:
+    """IDF-weighted share of question terms present in `texts`; synonyms count as the term."""
+    found_terms: set[str] = set()
+    for t in texts:
+        found_terms |= term_set(t)
+    q_terms = list(dict.fromkeys(terms(question)))
+    if not q_terms:
+        return 0.0
+    total = hit = 0.0
+    for term in q_terms:
+        weight = max(idf(term), 0.1)
+        total += weight
+        alts = alternatives.get(term, [])
+        if term in found_terms or any(all(a in found_terms for a in terms(alt)) and terms(alt) for alt in alts):
+            hit += weight
+    return hit / total if total else 0.0
+
+
+def relevance(question: str, hits: list[dict[str, Any]], alternatives: dict[str, list[str]],
+              idf: Callable[[str], float]) -> dict[str, float]:
+    if not hits:
+        return {"score": 0.0, "dense_top": 0.0, "coverage": 0.0, "agreement": 0.0}
+    top = hits[:3]
+    dense_top = max(float(h.get("dense") or 0.0) for h in top)
+    cov = coverage(question, alternatives, (f"{h['title']} {h['section']} {h['text']}" for h in top), idf)
+    both = [h for h in top if (h.get("bm25_rank") or 99) <= 10 and (h.get("dense_rank") or 99) <= 10]
+    score = 0.6 * ramp(dense_top, DENSE_LO, DENSE_HI) + 0.4 * cov
+    return {"score": round(score, 4), "dense_top": round(dense_top, 4), "coverage": round(cov, 4),
+            "agreement": round(len(both) / len(top), 4)}
+
+
+def confidence(rel: dict[str, float], article: float, support: float, critical: bool,
+               blocking_violations: int) -> tuple[float, dict[str, float]]:
+    parts = {"relevance": rel.get("score", 0.0), "agreement": rel.get("agreement", 0.0), "article": article,
+             "support": support, "critical": 1.0 if critical else 0.0}
+    value = (0.35 * parts["relevance"] + 0.15 * parts["agreement"] + 0.15 * parts["article"]
+             + 0.20 * parts["support"] + 0.15 * parts["critical"]) - 0.15 * blocking_violations
+    return round(max(0.0, min(1.0, value)), 4), {k: round(v, 4) for k, v in parts.items()}
