@@ -1,0 +1,60 @@
+"""check_guardrails: verify and repair the draft, compute confidence, set the decision."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from citewise.config import Context
+from citewise.llm.base import render_text
+from citewise.nodes.common import ctx_of, kb_of, timed
+from citewise.nodes.generate import context_rules
+from citewise.scoring import confidence
+from citewise.verify import mask_pii, verify
+from langgraph.runtime import Runtime
+
+SNIPPET_CHARS = 240
+
+
+def build_citations(labels: list[str], chunks: list[dict[str, Any]], kb: Any) -> list[dict[str, Any]]:
+    by_label = {c["label"]: c for c in chunks}
+    out = []
+    for label in labels:
+        c = by_label.get(label)
+        if c is None:
+            continue
+        doc = kb.docs.get(c["doc_id"])
+        snippet, _ = mask_pii(" ".join(c["text"].split())[:SNIPPET_CHARS])
+        out.append({"id": label, "chunk_id": c["chunk_id"], "doc_id": c["doc_id"], "title": c["title"],
+                    "chunk_type": c["chunk_type"], "tier": c["tier"], "score": round(float(c["score"]), 6),
+                    "snippet": snippet, "metadata": dict(doc.metadata) if doc else {}})
+    out.sort(key=lambda c: int(c["id"][1:]))
+    return out
+
+
+@timed("check_guardrails")
+def check_guardrails(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
+    ctx = ctx_of(runtime)
+    kb = kb_of(ctx)
+    chunks = (state.get("context") or {}).get("chunks") or []
+    ref = state.get("article_reference") or {}
+    article_id = ref.get("article_id")
+    checked = verify((state.get("draft") or {}).get("sections") or [], chunks, context_rules(kb, chunks),
+                     support_threshold=ctx.support_threshold, article_id=article_id)
+    violations = list(checked.violations)
+    blocking = checked.blocking
+    if not checked.sections:
+        violations.append({"rule": "empty_answer", "detail": "no supported statement is left", "action": "none"})
+        blocking += 1
+    critical = any(c["doc_id"] == article_id and c["tier"] == "critical" for c in chunks)
+    conf, parts = confidence(state.get("relevance") or {}, float(ref.get("confidence") or 0.0), checked.support,
+                             critical, blocking)
+    return {
+        "response": {"text": render_text(checked.sections), "sections": checked.sections},
+        "citations": build_citations(checked.cited, chunks, kb),
+        "guardrails": {"passed": blocking == 0, "violations": violations},
+        "confidence": conf,
+        "decision": "needs_data" if state.get("missing_fields") else "can_proceed",
+        "feedback": [v for v in violations if v["action"] != "masked"],
+        "avoid": checked.dropped,
+        "metadata": {"confidence_parts": parts},
+    }
