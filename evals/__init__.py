@@ -1,0 +1,1 @@
+"""Evaluations and benchmarks (each runnable as `python -m citewise.evals.<name>`; JSON + a table)."""
