@@ -1,0 +1,39 @@
+"""Shared fixtures: one ingested copy of the sample KB per test session (embeddings cached on disk)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+os.environ.setdefault("LANGSMITH_TRACING", "false")
+os.environ.setdefault("LANGSMITH_TEST_TRACKING", "false")
+for var in [v for v in os.environ if v.startswith("CITEWISE_") and v != "CITEWISE_CACHE_DIR"]:
+    del os.environ[var]  # tests define their own configuration
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE_KB = ROOT / "examples" / "kb"
+QUESTIONS = ROOT / "examples" / "questions.yaml"
+
+
+@pytest.fixture(scope="session")
+def kb_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from citewise.ingest import ingest
+
+    home = tmp_path_factory.mktemp("kb-home")
+    summary = ingest([SAMPLE_KB], home, progress=False)
+    assert summary["errors"] == [], summary["errors"]
+    return home
+
+
+@pytest.fixture
+def kb_copy(tmp_path: Path) -> Path:
+    """A private, writable copy of the sample KB sources."""
+    dest = tmp_path / "kb"
+    shutil.copytree(SAMPLE_KB, dest)
+    return dest

@@ -1,0 +1,95 @@
+from __future__ import annotations
+
+import pytest
+from citewise.errors import IngestError
+from citewise.kb.articles import parse_beir_line, parse_markdown, section_kind
+from citewise.kb.guardrails import parse_guardrails, reflects, rule_as_warning
+
+ARTICLE = """---
+id: acme-401k-loan
+title: Taking a loan
+record_keeper: Acme Retirement
+plan_type: 401(k)
+topic: loan
+tags: [loan, repayment]
+updated: 2026-05-01
+nested: {a: 1}
+---
+Intro text before any heading.
+
+## Decision guide
+- If A then B.
+
+## FAQs
+**Q: Why?** A: Because.
+
+## Something else
+Body.
+"""
+
+
+def test_front_matter_and_sections() -> None:
+    doc = parse_markdown(ARTICLE, source="x.md", default_id="x.md", default_title="x")
+    assert doc.doc_id == "acme-401k-loan" and doc.title == "Taking a loan" and doc.structured
+    assert doc.metadata == {"record_keeper": "Acme Retirement", "plan_type": "401(k)", "topic": "loan",
+                            "tags": ["loan", "repayment"], "updated": "2026-05-01"}  # nested dict dropped
+    kinds = [(s.heading, s.chunk_type, s.tier) for s in doc.sections]
+    assert kinds == [("", "content", "medium"), ("Decision guide", "decision_guide", "critical"),
+                     ("FAQs", "faqs", "medium"), ("Something else", "content", "medium")]
+
+
+def test_plain_markdown_takes_title_from_h1_and_everything_is_content() -> None:
+    doc = parse_markdown("# My Title\n\n## Steps\n1. one\n", source="a/b.md", default_id="a/b.md",
+                         default_title="b")
+    assert (doc.doc_id, doc.title, doc.structured) == ("a/b.md", "My Title", False)
+    assert [s.chunk_type for s in doc.sections] == ["content"]
+
+
+@pytest.mark.parametrize("heading,expected", [
+    ("Decision Guide", ("decision_guide", "critical")), ("Response frames", ("response_frames", "critical")),
+    ("GUARDRAILS", ("guardrails", "critical")), ("Required data:", ("required_data", "high")),
+    ("FAQ", ("faqs", "medium")), ("Related", ("background", "low")), ("Whatever", ("content", "medium")),
+])
+def test_section_kinds(heading: str, expected: tuple[str, str]) -> None:
+    assert section_kind(heading) == expected
+
+
+@pytest.mark.parametrize("text,message", [
+    ("---\nid: [unclosed\n---\nbody", "malformed YAML"),
+    ("---\ntitle: no id\n---\nbody", "lacks required key"),
+    ("---\nid: x\ntitle: t\nbody without closing", "never closed"),
+    ("---\n- a list\n---\n", "must be a YAML mapping"),
+])
+def test_malformed_front_matter_is_a_clear_error(text: str, message: str) -> None:
+    with pytest.raises(IngestError, match=message):
+        parse_markdown(text, source="bad.md", default_id="bad.md", default_title="bad")
+
+
+def test_beir_line() -> None:
+    doc = parse_beir_line('{"_id": "7", "title": "T", "text": "Body.", "metadata": {"year": 2020}}',
+                          source="c.jsonl", lineno=1)
+    assert (doc.doc_id, doc.title, doc.metadata, doc.sections[0].text) == ("7", "T", {"year": 2020}, "Body.")
+    with pytest.raises(IngestError, match=r"c\.jsonl:3"):
+        parse_beir_line("{not json", source="c.jsonl", lineno=3)
+    with pytest.raises(IngestError, match="_id"):
+        parse_beir_line('{"text": "x"}', source="c.jsonl", lineno=4)
+
+
+def test_guardrail_rules() -> None:
+    rules = parse_guardrails("""
+- Never say: "guaranteed", "tax-free" — a rollover defers tax
+- Never say: free money, no risk
+- Never: give personal tax advice; refer to a professional.
+- **Always:** mention the 60-day deadline for indirect rollovers.
+- Some other line
+""")
+    assert rules.never_say == ["guaranteed", "tax-free", "free money", "no risk"]
+    assert rules.never == ["give personal tax advice; refer to a professional."]
+    assert rules.always == ["mention the 60-day deadline for indirect rollovers."]
+
+
+def test_always_rule_is_reflected_by_content_not_by_instruction_words() -> None:
+    rule = "mention the 60-day deadline for indirect rollovers"
+    assert reflects(rule, "Indirect rollovers must be completed within the 60-day deadline.")
+    assert not reflects(rule, "Please mention this when asked.")
+    assert rule_as_warning("state that hardship withdrawals are taxable.") == "Hardship withdrawals are taxable."

@@ -1,0 +1,49 @@
+from __future__ import annotations
+
+import pytest
+from citewise.kb.fields import normalize_key, parse_required_data, validate_value
+from citewise.required import check_collected, group_fields
+
+
+def test_parse_required_data_lines() -> None:
+    fields, warnings = parse_required_data("""
+- Vested balance (currency, required, plan): Vested portion of the account. Why: caps the loan amount.
+- **Date of birth** (date, required, participant): Participant's date of birth. Why: age tests.
+* Loan purpose (text, optional, participant): General or residence.
+- Weird field (colour, required, participant): unknown type
+- not a field line
+Some prose.
+""")
+    assert [(f.key, f.data_type, f.required, f.group) for f in fields] == [
+        ("vested_balance", "currency", True, "plan"), ("date_of_birth", "date", True, "participant"),
+        ("loan_purpose", "text", False, "participant"), ("weird_field", "text", True, "participant")]
+    assert fields[0].description == "Vested portion of the account." and fields[0].why_needed == "caps the loan amount."
+    assert fields[2].why_needed == ""
+    assert any("Weird field" in w for w in warnings) and any("not a field line" in w for w in warnings)
+
+
+@pytest.mark.parametrize("data_type,value,ok,normalized", [
+    ("currency", "$40,000", True, 40000.0), ("currency", "12.5k", True, 12500.0), ("currency", "lots", False, None),
+    ("currency", -5, False, None), ("number", "8", True, 8.0), ("number", True, False, None),
+    ("boolean", "Yes", True, True), ("boolean", False, True, False), ("boolean", "maybe", False, None),
+    ("date", "1961-04-03", True, "1961-04-03"), ("date", "04/03/1961", True, "1961-04-03"),
+    ("date", "April 3, 1961", True, "1961-04-03"), ("date", "yesterday", False, None),
+    ("text", " active ", True, "active"), ("text", "", False, None),
+])
+def test_validate_value(data_type: str, value: object, ok: bool, normalized: object) -> None:
+    got_ok, got, reason = validate_value(data_type, value)
+    assert got_ok is ok and got == normalized
+    assert (reason == "") is ok
+
+
+def test_collected_data_matching_is_case_and_punctuation_insensitive() -> None:
+    assert normalize_key("Vested-Balance ") == normalize_key("vested_balance") == "vestedbalance"
+    fields, _ = parse_required_data(
+        "- Vested balance (currency, required, plan): x\n- Date of birth (date, required, participant): y\n"
+        "- Notes (text, optional, participant): z\n")
+    grouped = group_fields([{**f.as_dict(), "group": f.group} for f in fields], "doc")
+    assert [f["key"] for f in grouped["plan_data"]] == ["vested_balance"]
+    missing, invalid, accepted = check_collected(grouped, {"Vested Balance": "$1,000", "date-of-birth": "soon"})
+    assert missing == ["date_of_birth"]  # invalid value counts as missing, with a reason
+    assert "not a date" in invalid["date_of_birth"]
+    assert accepted == {"vested_balance": 1000.0}

@@ -1,0 +1,122 @@
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, TypedDict
+
+import pytest
+from citewise.config import Context
+from citewise.errors import InputError
+from citewise.graphs.kb_agent import build_graph, graph
+from citewise.store.sqlite import Store
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+ROLLOVER = "How do I roll over my 401(k)?"
+
+
+def run(home: Path, question: str, **inputs: Any) -> dict[str, Any]:
+    return graph.invoke({"question": question, **inputs}, context=Context(home=str(home)))
+
+
+def test_rollover_answer_is_cited_and_every_citation_resolves(kb_home: Path) -> None:
+    out = run(kb_home, ROLLOVER)
+    assert out["decision"] in ("needs_data", "can_proceed")
+    assert out["citations"] and out["response"]["sections"]
+    known = Store(kb_home).chunks_by_id(c["chunk_id"] for c in out["citations"])
+    assert set(known) == {c["chunk_id"] for c in out["citations"]}
+    ids = {c["id"] for c in out["citations"]}
+    for section in out["response"]["sections"]:
+        for item in section["answer_components"] + section["steps"] + section["warnings"]:
+            cited = set(__import__("re").findall(r"\[(C\d+)\]", item))
+            assert cited and cited <= ids  # every item cited, every citation listed
+    meta = out["metadata"]
+    assert meta["context_tokens"] <= meta["context_budget"] == int(0.7 * 1500)
+    assert set(meta["timings_ms"]) >= {"intake", "extract_required_data", "retrieve", "assemble_context",
+                                        "generate", "check_guardrails"}
+    assert meta["generator"] == "extractive" and out["guardrails"]["passed"]
+    assert any("60" in w for s in out["response"]["sections"] for w in s["warnings"])  # the Always: rule
+
+
+def test_off_topic_question_abstains_without_citations(kb_home: Path) -> None:
+    out = run(kb_home, "What is the capital of France?")
+    assert out["decision"] == "out_of_scope" and out["citations"] == []
+    assert "I don't have information about that in this knowledge base" in out["response"]["text"]
+    assert "generate" not in out["metadata"]["timings_ms"]  # abstained before any generation
+
+
+def test_required_data_mode_stops_after_extraction(kb_home: Path) -> None:
+    out = run(kb_home, "What do I need to collect for an Acme 401(k) loan?", mode="required_data",
+              collected_data={"Vested Balance": "$40,000"})
+    assert out["article_reference"]["article_id"] == "acme-401k-loan"
+    keys = [f["key"] for f in out["required_fields"]["plan_data"]]
+    assert "vested_balance" in keys and "vested_balance" not in out["missing_fields"]
+    assert "loan_amount_requested" in out["missing_fields"] and out["decision"] == "needs_data"
+    assert "retrieve" not in out["metadata"]["timings_ms"]
+
+
+def test_collected_data_completes_the_inquiry(kb_home: Path) -> None:
+    data = {"current_deferral_percentage": 5, "new_deferral_percentage": 8, "contribution_type": "pre-tax"}
+    out = run(kb_home, "How do I change my contribution rate at Acme?", collected_data=data)
+    assert out["missing_fields"] == [] and out["decision"] == "can_proceed"
+
+
+def test_detected_facets_become_filters_unless_the_caller_gave_them(kb_home: Path) -> None:
+    out = run(kb_home, "What fees does Summit charge for a 403(b) loan?")
+    assert out["metadata"]["facets_detected"]["record_keeper"] == ["Summit Plan Services"]
+    assert all(c["metadata"]["record_keeper"] == "Summit Plan Services" for c in out["citations"])
+    out = run(kb_home, "What fees does Summit charge for a loan?", filters={"record_keeper": "Acme Retirement"})
+    assert {c["metadata"]["record_keeper"] for c in out["citations"]} == {"Acme Retirement"}
+
+
+@pytest.mark.parametrize("inputs,message", [
+    ({"question": "hi"}, "3-1000 characters"), ({"question": "x" * 1001}, "3-1000 characters"),
+    ({"question": "valid question", "max_tokens": 10}, "max_tokens"),
+    ({"question": "valid question", "filters": {"$bad": 1}}, "unknown operator"),
+    ({"question": "valid question", "mode": "poem"}, "mode must be"),
+    ({"question": "valid question", "collected_data": {"a": {"nested": 1}}}, "collected_data"),
+])
+def test_invalid_input_is_a_clear_error(kb_home: Path, inputs: dict, message: str) -> None:
+    with pytest.raises(InputError, match=message):
+        graph.invoke(inputs, context=Context(home=str(kb_home)))
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(max_tokens=st.integers(min_value=64, max_value=16000),
+       question=st.sampled_from([ROLLOVER, "Can I take a hardship withdrawal from my Summit 403(b)?",
+                                 "What happens to my Harborview 401(k) loan if I leave?"]))
+def test_context_tokens_never_exceed_the_budget(kb_home: Path, max_tokens: int, question: str) -> None:
+    meta = run(kb_home, question, max_tokens=max_tokens)["metadata"]
+    assert meta["context_budget"] == int(0.7 * max_tokens)
+    assert meta["context_tokens"] <= meta["context_budget"]
+
+
+class Parent(TypedDict, total=False):
+    question: str
+    decision: str
+    citations: list
+    note: str
+
+
+def test_graph_works_as_a_subgraph(kb_home: Path) -> None:
+    from langgraph.graph import END, START, StateGraph
+
+    def after(state: Parent) -> dict:
+        return {"note": f"{state['decision']} with {len(state['citations'])} citations"}
+
+    parent = StateGraph(Parent, context_schema=Context)
+    parent.add_node("kb_agent", build_graph())
+    parent.add_node("after", after)
+    parent.add_edge(START, "kb_agent")
+    parent.add_edge("kb_agent", "after")
+    parent.add_edge("after", END)
+    out = parent.compile().invoke({"question": ROLLOVER}, context=Context(home=str(kb_home)))
+    assert out["decision"] in ("needs_data", "can_proceed") and out["citations"]
+    assert out["note"].endswith(f"{len(out['citations'])} citations")
+
+
+def test_graph_as_a_tool(kb_home: Path) -> None:
+    from citewise.graphs.kb_agent import as_tool
+
+    tool = as_tool(home=str(kb_home))
+    out = tool.invoke({"question": ROLLOVER})
+    assert out["decision"] in ("needs_data", "can_proceed") and out["citations"]

@@ -1,0 +1,89 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from citewise.errors import InputError
+from citewise.ingest import ingest, reindex
+from citewise.knowledge import open_kb
+from citewise.store.sqlite import Store
+
+
+def test_reingest_is_idempotent_and_changes_replace_chunks(kb_copy: Path, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    first = ingest([kb_copy], home, progress=False)
+    assert first["documents_added"] == 31 and first["errors"] == [] and first["reindexed"]
+    generation = Store(home).generation()
+
+    again = ingest([kb_copy], home, progress=False)
+    assert again["files_unchanged"] == 31 and again["documents_added"] == 0 and not again["reindexed"]
+    assert Store(home).generation() == generation  # nothing changed, nothing rebuilt
+
+    article = kb_copy / "acme" / "acme-401k-loan.md"
+    article.write_text(article.read_text().replace("The minimum loan amount at Acme is $1,000.",
+                                                   "The minimum loan amount at Acme is $2,500."))
+    changed = ingest([kb_copy], home, progress=False)
+    assert changed["documents_updated"] == 1 and changed["files_unchanged"] == 30 and changed["reindexed"]
+    texts = " ".join(c["text"] for c in Store(home).chunks_of("acme-401k-loan"))
+    assert "$2,500" in texts and "$1,000." not in texts
+    kb = open_kb(home)
+    hits = kb.search("minimum loan amount Acme", params=None)
+    assert any("$2,500" in h["text"] for h in hits)
+
+
+def test_prune_removes_documents_whose_files_are_gone(kb_copy: Path, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    ingest([kb_copy], home, progress=False)
+    (kb_copy / "acme" / "acme-401k-qdro.md").unlink()
+    kept = ingest([kb_copy], home, progress=False)
+    assert kept["documents_total"] == 31  # without --prune nothing is deleted
+    pruned = ingest([kb_copy], home, prune=True, progress=False)
+    assert pruned["documents_removed"] == 1 and pruned["documents_total"] == 30
+    assert Store(home).document("acme-401k-qdro") is None
+    assert all(cid.split("#")[0] != "acme-401k-qdro" for cid in open_kb(home).chunk_ids)
+
+
+def test_malformed_files_are_reported_and_skipped(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "good.md").write_text("---\nid: good\ntitle: Good\ntopic: loan\n---\n## Steps\n1. Do it.\n")
+    (src / "bad.md").write_text("---\nid: [broken\n---\nbody\n")
+    (src / "latin1.txt").write_bytes("caf\xe9".encode("latin-1"))
+    (src / "corpus.jsonl").write_text('{"_id": "b1", "title": "T", "text": "Body one."}\n{oops\n'
+                                      '{"_id": "b2", "text": "Body two."}\n')
+    (src / "image.png").write_bytes(b"\x89PNG")
+    summary = ingest([src], tmp_path / "home", progress=False)
+    assert summary["documents_total"] == 3  # good, b1, b2
+    errors = " | ".join(summary["errors"])
+    assert "bad.md" in errors and "latin1.txt" in errors and "corpus.jsonl:2" in errors
+    assert any("image.png" in w for w in summary["warnings"])
+
+
+def test_duplicate_ids_across_files_are_refused(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    src.mkdir()
+    for name in ("a.md", "b.md"):
+        (src / name).write_text("---\nid: same\ntitle: T\n---\nBody text here.\n")
+    summary = ingest([src], tmp_path / "home", progress=False)
+    assert summary["documents_total"] == 1 and any("already used" in e for e in summary["errors"])
+
+
+def test_bad_paths_are_a_clear_input_error(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="no such file"):
+        ingest([tmp_path / "missing"], tmp_path / "home", progress=False)
+    with pytest.raises(InputError, match="nothing to ingest"):
+        ingest([], tmp_path / "home", progress=False)
+
+
+def test_reindex_rebuilds_from_sqlite(kb_copy: Path, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    ingest([kb_copy / "summit"], home, progress=False)
+    manifest = home / "index" / "manifest.json"
+    before = json.loads(manifest.read_text())
+    import shutil
+
+    shutil.rmtree(home / "index")
+    result = reindex(home)
+    assert result["chunks"] == before["chunks"] and manifest.exists()
+    assert open_kb(home).search("15-year catch-up")[0]["doc_id"] == "summit-403b-15-year-catch-up"
