@@ -3,7 +3,9 @@ state the nodes share. Studio renders the input and output schemas from these ty
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, NotRequired, Required, TypedDict
+from typing import Annotated, Any, Literal, NotRequired, Required  # pydantic needs these on Python 3.11
+
+from typing_extensions import TypedDict
 
 Decision = Literal["can_proceed", "needs_data", "uncertain", "out_of_scope"]
 

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any
 
 import pytest
 from citewise.config import Context
@@ -10,6 +10,7 @@ from citewise.graphs.kb_agent import build_graph, graph
 from citewise.store.sqlite import Store
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from typing_extensions import TypedDict
 
 ROLLOVER = "How do I roll over my 401(k)?"
 
@@ -120,3 +121,30 @@ def test_graph_as_a_tool(kb_home: Path) -> None:
     tool = as_tool(home=str(kb_home))
     out = tool.invoke({"question": ROLLOVER})
     assert out["decision"] in ("needs_data", "can_proceed") and out["citations"]
+
+
+def test_studio_schemas_describe_input_output_and_context() -> None:
+    inp, out, ctx = graph.get_input_jsonschema(), graph.get_output_jsonschema(), graph.get_context_jsonschema()
+    assert inp["required"] == ["question"] and set(inp["properties"]) == {"question", "filters", "collected_data",
+                                                                          "max_tokens", "mode"}
+    assert {"decision", "confidence", "response", "citations", "article_reference", "required_fields",
+            "missing_fields", "guardrails", "metadata"} <= set(out["properties"])
+    assert ctx["properties"]["confidence_threshold"]["default"] == 0.7
+    assert "description" in ctx["properties"]["relevance_threshold"]
+    nodes = set(graph.get_graph().nodes) - {"__start__", "__end__"}
+    assert nodes == {"intake", "extract_required_data", "retrieve", "assemble_context", "generate",
+                     "check_guardrails", "abstain", "uncertain"}
+
+
+def test_readme_shows_the_current_graph_and_the_two_commands() -> None:
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    assert graph.get_graph().draw_mermaid().strip() in readme
+    assert "./run demo" in readme and "./run test" in readme
+
+
+def test_engine_never_imports_langgraph() -> None:
+    root = Path(__file__).resolve().parent.parent
+    engine = [p for p in root.rglob("*.py") if p.parts[len(root.parts)] not in
+              ("graphs", "nodes", "tests", "evals", ".venv") and "langgraph" in p.read_text()]
+    offenders = [str(p.relative_to(root)) for p in engine if p.name not in ("api.py", "cli.py")]
+    assert offenders == []

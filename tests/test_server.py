@@ -1,0 +1,57 @@
+"""The graph served by `langgraph dev`, driven through langgraph_sdk: thread, run, wait, state."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from langgraph_sdk import get_sync_client
+
+from tests.server import langgraph_dev
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def server(kb_home: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    log = tmp_path_factory.mktemp("server") / "langgraph-dev.log"
+    with langgraph_dev(kb_home, log) as url:
+        yield url
+
+
+def test_served_graph_answers_from_citewise_home(server: str) -> None:
+    client = get_sync_client(url=server)
+    assistants = client.assistants.search(graph_id="kb_agent")
+    assert assistants and assistants[0]["graph_id"] == "kb_agent"
+    thread = client.threads.create()
+    out = client.runs.wait(thread["thread_id"], "kb_agent", input={"question": "How do I roll over my 401(k)?"})
+    assert out["decision"] in ("needs_data", "can_proceed") and out["citations"]
+    assert out["metadata"]["context_tokens"] <= out["metadata"]["context_budget"]
+    state = client.threads.get_state(thread["thread_id"])
+    assert state["values"]["decision"] == out["decision"] and state["next"] == []
+
+    # Same thread, second run: outputs are fresh, not carried over.
+    out2 = client.runs.wait(thread["thread_id"], "kb_agent", input={"question": "What is the capital of France?"})
+    assert out2["decision"] == "out_of_scope" and out2["citations"] == []
+
+
+def test_per_run_context_and_schemas(server: str) -> None:
+    client = get_sync_client(url=server)
+    out = client.runs.wait(None, "kb_agent", input={"question": "How do I roll over my 401(k)?", "max_tokens": 400},
+                           context={"top_k": 3, "confidence_threshold": 0.99})
+    assert out["decision"] == "uncertain" and out["needs_review"]  # the per-run threshold was applied
+    assert out["metadata"]["context_budget"] == 280
+    schemas = client.assistants.get_schemas(client.assistants.search(graph_id="kb_agent")[0]["assistant_id"])
+    assert "question" in schemas["input_schema"]["properties"]
+    assert "citations" in schemas["output_schema"]["properties"]
+    assert "confidence_threshold" in schemas["context_schema"]["properties"]
+
+
+def test_bad_input_fails_the_run_with_the_message(server: str) -> None:
+    client = get_sync_client(url=server)
+    thread = client.threads.create()
+    run = client.runs.create(thread["thread_id"], "kb_agent", input={"question": "hi"})
+    client.runs.join(thread["thread_id"], run["run_id"])
+    final = client.runs.get(thread["thread_id"], run["run_id"])
+    assert final["status"] == "error"
