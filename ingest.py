@@ -156,7 +156,7 @@ def ingest(paths: Iterable[str | Path], home: str | Path | None = None, *, prune
     if changed or (chunks and not manifest_ok):
         forget(ctx.home_path)
         embed_bar = _progress(chunks, "embedding", show)
-        build_indexes(store, progress=embed_bar)
+        build_indexes(store, progress=embed_bar, vector_store=ctx.vector_store)
         summary["reindexed"] = True
     summary.update(documents_total=docs, chunks_total=chunks, seconds=round(time.perf_counter() - started, 3))
     return summary
@@ -170,7 +170,8 @@ def reindex(home: str | Path | None = None, *, context: Context | None = None) -
         raise InputError(f"no knowledge base at {ctx.home_path}")
     store = Store(ctx.home_path)
     forget(ctx.home_path)
-    manifest = build_indexes(store, progress=_progress(store.count()[1], "embedding", sys.stderr.isatty()))
+    manifest = build_indexes(store, progress=_progress(store.count()[1], "embedding", sys.stderr.isatty()),
+                             vector_store=ctx.vector_store, full_sync=True)
     return {"home": str(ctx.home_path), **manifest}
 
 

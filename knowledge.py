@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
 from citewise.errors import ConfigError, NotIngestedError
 from citewise.kb.synonyms import SynonymExpander
 from citewise.kb.text import ANALYZER_ID
@@ -76,7 +77,7 @@ class KnowledgeBase:
         manifest = _read_manifest(index_dir)
         if (manifest is None or manifest.get("generation") != store.generation()
                 or manifest.get("analyzer") != ANALYZER_ID):
-            build_indexes(store, embedder)
+            build_indexes(store, embedder, vector_store=vector_store)
             manifest = _read_manifest(index_dir)
         assert manifest is not None
         if manifest.get("embedding_model") != embedder.model_id:
@@ -84,12 +85,14 @@ class KnowledgeBase:
                               f"{embedder.model_id!r}: run `citewise reindex --home {home}`")
         rows = json.loads((index_dir / "rows.json").read_text())
         vectors: VectorIndex
+        local = ExactIndex.load(index_dir)
+        vectors = local
         if vector_store == "pinecone":
             from citewise.retrieval.pinecone import PineconeVectorIndex
 
             vectors = PineconeVectorIndex.from_env(home, rows["chunk_ids"], embedder.model_id)
-        else:
-            vectors = ExactIndex.load(index_dir)
+            vectors.check_model()
+            vectors.local = local  # exact re-scoring of fusion candidates stays local
         docs = {d["doc_id"]: DocInfo(d["doc_id"], d["title"], d["metadata"], d["structured"], d["fields"],
                                      d["guardrails"]) for d in store.documents()}
         meta = MetadataIndex.load(str(index_dir / "metadata.npz"))
@@ -116,14 +119,18 @@ class KnowledgeBase:
     def search(self, query: str, *, filters: Filter | None = None, params: SearchParams | None = None,
                expansions: list[str] | None = None) -> list[dict[str, Any]]:
         """Hybrid (or single-branch) search returning chunk records with their branch scores."""
+        return self.records(self.search_rows(query, filters=filters, params=params, expansions=expansions))
+
+    def search_rows(self, query: str, *, filters: Filter | None = None, params: SearchParams | None = None,
+                    expansions: list[str] | None = None) -> list[Hit]:
+        """The search itself, without reading chunk text from SQLite (what benchmarks time)."""
         params = params or SearchParams()
         flt = validate_filter(filters or {})
         mask = self.meta.mask(flt)
         extra = self.synonyms.expansions(query) if expansions is None else expansions
         weighted = query_terms(query, extra)
         qvec = self.embedder.embed_query(query) if params.method != "bm25" else None
-        hits = hybrid_search(self.bm25, self.vectors, weighted, qvec, mask, params)
-        return self.records(hits)
+        return hybrid_search(self.bm25, self.vectors, weighted, qvec, mask, params, flt)
 
     def records(self, hits: list[Hit]) -> list[dict[str, Any]]:
         chunks = self.store.chunks_by_id(self.chunk_ids[h.row] for h in hits)
@@ -178,8 +185,12 @@ def _read_manifest(index_dir: Path) -> dict[str, Any] | None:
 
 
 def build_indexes(store: Store, embedder: Embedder | None = None,
-                  progress: Callable[[int], None] | None = None) -> dict[str, Any]:
-    """Rebuild BM25, vectors and metadata columns from SQLite; atomic swap of the index directory."""
+                  progress: Callable[[int], None] | None = None, vector_store: str = "local",
+                  full_sync: bool = False) -> dict[str, Any]:
+    """Rebuild BM25, vectors and metadata columns from SQLite; atomic swap of the index directory.
+
+    With vector_store="pinecone" the vectors are also synced to the Pinecone namespace of this home.
+    """
     embedder = embedder or get_embedder()
     started = time.perf_counter()
     generation = store.generation()
@@ -197,6 +208,12 @@ def build_indexes(store: Store, embedder: Embedder | None = None,
         vectors = embedder.embed_documents(texts, progress=progress) if texts else np.zeros((0, embedder.dim))
         ExactIndex(vectors).save(tmp)
         MetadataIndex(metadata).save(str(tmp / "metadata.npz"))
+        if vector_store == "pinecone":
+            from citewise.retrieval.pinecone import PineconeVectorIndex, namespace_for
+
+            remote = PineconeVectorIndex.from_env(store.home, chunk_ids, embedder.model_id)
+            remote.sync(chunk_ids, vectors, metadata, store.home / f"pinecone-{namespace_for(store.home)}.json",
+                        full=full_sync)
         (tmp / "rows.json").write_text(json.dumps({"chunk_ids": chunk_ids, "doc_ids": doc_ids}))
         manifest = {"generation": generation, "embedding_model": embedder.model_id, "analyzer": ANALYZER_ID,
                     "chunks": len(chunk_ids),

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
+
 from citewise.errors import InputError
 from citewise.kb.text import normalize, squash, stem, words
 from citewise.retrieval.filters import validate_filter

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
 from citewise.errors import InputError
 
 ROOT = Path(__file__).resolve().parent.parent

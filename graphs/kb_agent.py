@@ -13,6 +13,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
+
 from citewise.config import Context, context_from
 from citewise.graphs.state import InputState, OutputState, State
 from citewise.nodes import (
@@ -25,8 +28,6 @@ from citewise.nodes import (
     retrieve,
     uncertain,
 )
-from langgraph.graph import END, START, StateGraph
-from langgraph.runtime import Runtime
 
 
 def route_after_required_data(state: dict[str, Any]) -> Literal["retrieve", "__end__"]:

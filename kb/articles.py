@@ -14,6 +14,7 @@ from datetime import date, datetime
 from typing import Any
 
 import yaml
+
 from citewise.errors import IngestError
 
 # heading (normalised) -> (chunk_type, tier)

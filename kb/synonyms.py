@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import yaml
+
 from citewise.errors import IngestError
 from citewise.kb.text import normalize
 

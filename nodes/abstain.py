@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from langgraph.runtime import Runtime
+
 from citewise.config import Context
 from citewise.kb.text import STOPWORDS, words
 from citewise.nodes.common import ctx_of, kb_of, timed
-from langgraph.runtime import Runtime
 
 MESSAGE = "I don't have information about that in this knowledge base."
 

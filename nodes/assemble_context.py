@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from langgraph.runtime import Runtime
+
 from citewise.assembly import assemble
 from citewise.config import Context
 from citewise.nodes.common import ctx_of, kb_of, timed
-from langgraph.runtime import Runtime
 
 
 @timed("assemble_context")

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from langgraph.runtime import Runtime
+
 from citewise.config import Context
 from citewise.llm.base import render_text
 from citewise.nodes.common import ctx_of, kb_of, timed
 from citewise.nodes.generate import context_rules
 from citewise.scoring import confidence
 from citewise.verify import mask_pii, verify
-from langgraph.runtime import Runtime
 
 SNIPPET_CHARS = 240
 

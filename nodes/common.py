@@ -7,11 +7,12 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from langgraph.runtime import Runtime
+from langgraph.types import Overwrite
+
 from citewise.config import Context, context_from
 from citewise.knowledge import KnowledgeBase, open_kb
 from citewise.retrieval.hybrid import SearchParams
-from langgraph.runtime import Runtime
-from langgraph.types import Overwrite
 
 
 def ctx_of(runtime: Runtime[Context] | None) -> Context:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from langgraph.runtime import Runtime
+
 from citewise.config import Context
 from citewise.nodes.common import ctx_of, kb_of, timed
 from citewise.nodes.search import search
 from citewise.required import RULE_TYPES, article_confidence, check_collected, group_fields, rank_articles
-from langgraph.runtime import Runtime
 
 
 @timed("extract_required_data")

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from langgraph.runtime import Runtime
+
 from citewise.config import Context
 from citewise.llm.base import AnswerRequest, get_generator
 from citewise.nodes.common import ctx_of, kb_of, timed
-from langgraph.runtime import Runtime
 
 
 def context_rules(kb: Any, chunks: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from langgraph.runtime import Runtime
+from langgraph.types import Overwrite
+
 from citewise.config import Context
 from citewise.nodes.common import ctx_of, kb_of, timed
 from citewise.query import detect_mode, facet_filter, validate_inputs
-from langgraph.runtime import Runtime
-from langgraph.types import Overwrite
 
 
 @timed("intake")

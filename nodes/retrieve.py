@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from langgraph.runtime import Runtime
+
 from citewise.config import Context
 from citewise.nodes.common import ctx_of, kb_of, timed
 from citewise.nodes.search import search
-from langgraph.runtime import Runtime
 
 
 @timed("retrieve")

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from langgraph.runtime import Runtime
+
 from citewise.config import Context
 from citewise.kb.text import stem, term_set
 from citewise.llm.base import render_text
 from citewise.nodes.abstain import subject_words
 from citewise.nodes.common import ctx_of, timed
-from langgraph.runtime import Runtime
 
 
 @timed("uncertain")

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import bm25s
 import numpy as np
+
 from citewise.kb.text import ANALYZER_ID, terms
 
 PARAMS_FILE = "citewise_bm25.json"
@@ -81,6 +82,20 @@ class BM25Index:
         if tid is None:
             return np.zeros(0, dtype=np.int64)
         return self._indices[self._indptr[tid]:self._indptr[tid + 1]]
+
+    def doc_term_matrix(self):
+        """(docs x terms) BM25 contributions, built once on demand (pseudo-relevance feedback reads it)."""
+        if getattr(self, "_csr", None) is None:
+            from scipy.sparse import csc_matrix
+
+            self._csr = csc_matrix((self._data, self._indices, self._indptr),
+                                   shape=(self.n, len(self._indptr) - 1)).tocsr()
+        return self._csr
+
+    def inverse_vocab(self) -> dict[int, str]:
+        if getattr(self, "_inverse", None) is None:
+            self._inverse = {tid: term for term, tid in self.vocab.items()}
+        return self._inverse
 
     def idf(self, term: str) -> float:
         tid = self.vocab.get(term)

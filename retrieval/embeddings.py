@@ -4,9 +4,9 @@ MiniLM reads at most 256 word pieces. A longer text is split into overlapping wi
 pieces, each window is embedded, and the normalised window vectors are mean-pooled (then
 re-normalised), so no part of a long chunk is silently dropped from the dense index.
 
-Document vectors are cached on disk keyed by (model id incl. windowing, sha256 of the text), so a
-rebuild, a second home or a benchmark re-embeds nothing it has seen. Query vectors are kept in a
-per-process LRU cache.
+Window vectors are cached on disk keyed by (model, sha256 of the window text), so a rebuild, a
+second home, a benchmark or a change of pooling re-embeds nothing it has seen. Query vectors are
+kept in a per-process LRU cache.
 """
 
 from __future__ import annotations
@@ -111,7 +111,8 @@ class MiniLMEmbedder:
         self.window, self.stride, self.pooling = window, stride, pooling
         self.batch_size = batch_size
         self.dim = 384
-        self.model_id = f"{self.name}/w{window}s{stride}-{pooling}"
+        self.model_id = f"{self.name}/w{window}s{stride}-{pooling}"  # identifies the pooled vectors
+        self.window_id = f"{self.name}/raw"  # identifies one window's vector (what the cache holds)
         self._cache = cache
         self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
         self._query_cache_size = query_cache_size
@@ -150,30 +151,34 @@ class MiniLMEmbedder:
         pooled = vecs.max(axis=0) if self.pooling == "max" else vecs.mean(axis=0)
         return pooled / max(float(np.linalg.norm(pooled)), 1e-12)
 
-    def embed_documents(self, texts: Sequence[str], progress=None) -> np.ndarray:
-        """Vectors for `texts` in order; cached ones are read, the rest computed in batches."""
-        keys = [text_key(t) for t in texts]
-        found = self.cache.get_many(self.model_id, list(dict.fromkeys(keys)))
-        todo = [i for i, k in enumerate(keys) if k not in found]
-        seen: set[str] = set()
-        todo = [i for i in todo if not (keys[i] in seen or seen.add(keys[i]))]
+    def window_vectors(self, texts: Sequence[str], progress=None) -> list[np.ndarray]:
+        """Per text, the (n_windows, dim) matrix of its window vectors; cached ones are read."""
+        windows = [self.windows(t) for t in texts]
+        keys = [[text_key(w) for w in ws] for ws in windows]
+        unique = list(dict.fromkeys(k for ks in keys for k in ks))
+        found = self.cache.get_many(self.window_id, unique)
+        todo: dict[str, str] = {}
+        for ws, ks in zip(windows, keys, strict=True):
+            for w, k in zip(ws, ks, strict=True):
+                if k not in found:
+                    todo.setdefault(k, w)
+        pending = list(todo.items())
         step = 256
-        for start in range(0, len(todo), step):
-            batch = todo[start:start + step]
-            spans, flat = [], []
-            for i in batch:
-                w = self.windows(texts[i])
-                spans.append((len(flat), len(flat) + len(w)))
-                flat.extend(w)
-            vecs = self._encode(flat)
-            new = {keys[i]: self._pool(vecs[a:b]) for i, (a, b) in zip(batch, spans, strict=True)}
-            self.cache.put_many(self.model_id, new)
+        for start in range(0, len(pending), step):
+            batch = pending[start:start + step]
+            vecs = self._encode([w for _, w in batch])
+            new = {k: v for (k, _), v in zip(batch, vecs, strict=True)}
+            self.cache.put_many(self.window_id, new)
             found.update(new)
             if progress is not None:
                 progress(len(batch))
+        return [np.stack([found[k] for k in ks]) for ks in keys]
+
+    def embed_documents(self, texts: Sequence[str], progress=None) -> np.ndarray:
+        """Pooled, normalised vectors for `texts` in order."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        return np.stack([found[k] for k in keys]).astype(np.float32)
+        return np.stack([self._pool(w) for w in self.window_vectors(texts, progress)]).astype(np.float32)
 
     def embed_query(self, text: str) -> np.ndarray:
         with self._lock:

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
+
 from citewise.retrieval.bm25 import BM25Index, top_k
 from citewise.retrieval.fusion import rrf, zscore
 from citewise.retrieval.vectors import VectorIndex
@@ -35,7 +36,8 @@ class SearchParams:
 
 
 def hybrid_search(bm25: BM25Index, vectors: VectorIndex, weighted_terms: dict[str, float],
-                  query_vec: np.ndarray | None, mask: np.ndarray | None, p: SearchParams) -> list[Hit]:
+                  query_vec: np.ndarray | None, mask: np.ndarray | None, p: SearchParams,
+                  flt: dict | None = None) -> list[Hit]:
     """Both branches see exactly the same allowed rows; nothing outside the mask is ever returned."""
     b_rows = b_scores = d_rows = d_scores = np.zeros(0)
     full_bm25: np.ndarray | None = None
@@ -43,7 +45,7 @@ def hybrid_search(bm25: BM25Index, vectors: VectorIndex, weighted_terms: dict[st
         full_bm25 = bm25.scores(weighted_terms)
         b_rows, b_scores = top_k(full_bm25, p.candidate_k if p.method == "hybrid" else p.k, mask)
     if p.method in ("dense", "hybrid") and query_vec is not None:
-        d_rows, d_scores = vectors.search(query_vec, p.candidate_k if p.method == "hybrid" else p.k, mask)
+        d_rows, d_scores = vectors.search(query_vec, p.candidate_k if p.method == "hybrid" else p.k, mask, flt)
 
     if p.method == "bm25":
         return [Hit(int(r), float(s), bm25=float(s), bm25_rank=i) for i, (r, s) in enumerate(zip(b_rows, b_scores), 1)]

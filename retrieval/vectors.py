@@ -20,8 +20,13 @@ class VectorIndex(Protocol):
     n: int
     dim: int
 
-    def search(self, query: np.ndarray, k: int, mask: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """Rows and cosine scores of the k nearest rows among those allowed by `mask`, best first."""
+    def search(self, query: np.ndarray, k: int, mask: np.ndarray | None = None,
+               flt: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Rows and cosine scores of the k nearest rows allowed by the filter, best first.
+
+        Local indexes use `mask` (the filter evaluated over metadata columns); remote ones (Pinecone)
+        receive the filter dict `flt` itself and apply it natively.
+        """
         ...
 
 
@@ -38,7 +43,8 @@ class ExactIndex:
     def load(cls, directory: Path) -> ExactIndex:
         return cls(np.load(directory / VECTORS_FILE))
 
-    def search(self, query: np.ndarray, k: int, mask: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def search(self, query: np.ndarray, k: int, mask: np.ndarray | None = None,
+               flt: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
         if self.n == 0 or k <= 0:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
         q = np.asarray(query, dtype=np.float32)

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.paths import SAMPLE_KB
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -15,10 +17,6 @@ os.environ.setdefault("LANGSMITH_TRACING", "false")
 os.environ.setdefault("LANGSMITH_TEST_TRACKING", "false")
 for var in [v for v in os.environ if v.startswith("CITEWISE_") and v != "CITEWISE_CACHE_DIR"]:
     del os.environ[var]  # tests define their own configuration
-
-ROOT = Path(__file__).resolve().parent.parent
-SAMPLE_KB = ROOT / "examples" / "kb"
-QUESTIONS = ROOT / "examples" / "questions.yaml"
 
 
 @pytest.fixture(scope="session")

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import pytest
+
 from citewise.errors import IngestError
 from citewise.kb.articles import parse_beir_line, parse_markdown, section_kind
 from citewise.kb.guardrails import parse_guardrails, reflects, rule_as_warning

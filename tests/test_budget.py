@@ -1,9 +1,10 @@
 from __future__ import annotations
 
-from citewise.assembly import assemble, order_candidates
-from citewise.budget import count_tokens
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from citewise.assembly import assemble, order_candidates
+from citewise.budget import count_tokens
 
 
 def _chunk(i: int, tier: str, doc: str = "d1", score: float = 1.0, words: int = 30) -> dict:

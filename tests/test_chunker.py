@@ -2,11 +2,12 @@ from __future__ import annotations
 
 import itertools
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from citewise.budget import count_tokens
 from citewise.kb.articles import Document, Section
 from citewise.kb.chunker import chunk_document, split_section
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 
 def _doc(*sections: Section) -> Document:

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from citewise.cli import main
 
 ENV = {**os.environ, "HF_HUB_OFFLINE": "1"}
@@ -59,7 +60,7 @@ def test_required_data_json_shape(kb_home: Path, capsys: pytest.CaptureFixture) 
 
 
 def test_ingest_json_summary_and_filters(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    from tests.conftest import SAMPLE_KB
+    from tests.paths import SAMPLE_KB
 
     assert main(["ingest", str(SAMPLE_KB / "summit"), "--home", str(tmp_path), "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import pytest
+
 from citewise.kb.fields import normalize_key, parse_required_data, validate_value
 from citewise.required import check_collected, group_fields
 

@@ -2,10 +2,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from citewise.errors import InputError
-from citewise.retrieval.filters import MetadataIndex, matches, validate_filter
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from citewise.errors import InputError
+from citewise.retrieval.filters import MetadataIndex, matches, validate_filter
 
 RECORDS = [
     {"record_keeper": "Acme", "plan_type": "401(k)", "tags": ["loan", "fees"], "year": 2020, "active": True},

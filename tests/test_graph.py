@@ -4,13 +4,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from typing_extensions import TypedDict
+
 from citewise.config import Context
 from citewise.errors import InputError
 from citewise.graphs.kb_agent import build_graph, graph
 from citewise.store.sqlite import Store
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-from typing_extensions import TypedDict
 
 ROLLOVER = "How do I roll over my 401(k)?"
 

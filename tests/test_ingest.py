@@ -4,6 +4,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from citewise.errors import InputError
 from citewise.ingest import ingest, reindex
 from citewise.knowledge import open_kb

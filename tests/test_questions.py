@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from citewise.evals.questions import load_questions, run
-
-from tests.conftest import QUESTIONS
+from tests.paths import QUESTIONS
 
 
 def test_sample_questions_pass_rate(kb_home: Path) -> None:

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import numpy as np
+
 from citewise.retrieval.bm25 import BM25Index, query_terms, top_k
 from citewise.retrieval.filters import MetadataIndex
 from citewise.retrieval.fusion import ranked, rrf, zscore

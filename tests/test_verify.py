@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import pytest
+
 from citewise.verify import mask_pii, support_score, verify
 
 CHUNKS = [
