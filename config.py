@@ -46,6 +46,10 @@ class Context:
     reranker_model: str = field(default="", metadata=_desc("Local path of a CrossEncoder model."))
     relevance_threshold: float = field(default=0.5, metadata=_desc(
         "Minimum retrieval relevance (0..1) for the question to count as covered; below it citewise abstains."))
+    mmr_lambda: float = field(default=1.0, metadata=_desc(
+        "Maximal marginal relevance for the chunks kept: 1 = pure relevance, lower = more diverse."))
+    expand_synonyms: bool = field(default=True, metadata=_desc(
+        "Expand the question with the KB's synonyms.yaml (acronyms, everyday wording) for BM25."))
     detect_facets: bool = field(default=True, metadata=_desc(
         "Detect record keeper / plan type / topic in the question and filter on them."))
     vector_store: Literal["local", "pinecone"] = field(default="local", metadata=_desc(
@@ -92,6 +96,7 @@ class Context:
             (self.candidate_k >= self.top_k, "candidate_k must be >= top_k"),
             (self.rrf_k >= 1, "rrf_k must be >= 1"),
             (0.0 <= self.fusion_alpha <= 1.0, "fusion_alpha must be within 0..1"),
+            (0.0 <= self.mmr_lambda <= 1.0, "mmr_lambda must be within 0..1"),
             (0.0 <= self.relevance_threshold <= 1.0, "relevance_threshold must be within 0..1"),
             (0.0 <= self.confidence_threshold <= 1.0, "confidence_threshold must be within 0..1"),
             (0.0 <= self.support_threshold <= 1.0, "support_threshold must be within 0..1"),

@@ -19,6 +19,7 @@ import numpy as np
 from citewise.errors import ConfigError, NotIngestedError
 from citewise.kb.synonyms import SynonymExpander
 from citewise.kb.text import ANALYZER_ID
+from citewise.retrieval.ann import ANN_FILE, ANN_MIN_ROWS, IVFIndex
 from citewise.retrieval.bm25 import BM25Index, query_terms
 from citewise.retrieval.embeddings import Embedder, get_embedder
 from citewise.retrieval.filters import Filter, MetadataIndex, validate_filter
@@ -85,7 +86,7 @@ class KnowledgeBase:
                               f"{embedder.model_id!r}: run `citewise reindex --home {home}`")
         rows = json.loads((index_dir / "rows.json").read_text())
         vectors: VectorIndex
-        local = ExactIndex.load(index_dir)
+        local: VectorIndex = IVFIndex.load(index_dir) if (index_dir / ANN_FILE).exists() else ExactIndex.load(index_dir)
         vectors = local
         if vector_store == "pinecone":
             from citewise.retrieval.pinecone import PineconeVectorIndex
@@ -144,6 +145,11 @@ class KnowledgeBase:
 
     def chunks_of(self, doc_id: str) -> list[dict[str, Any]]:
         return self.store.chunks_of(doc_id)
+
+    def vectors_of(self, rows: list[int]) -> np.ndarray:
+        """Dense vectors of some rows (from the local index, also kept when Pinecone serves queries)."""
+        local = getattr(self.vectors, "local", None) or self.vectors
+        return np.asarray(local.vectors[np.asarray(rows, dtype=np.int64)], dtype=np.float32)
 
     def dense_scores(self, query: str, chunk_ids: list[str]) -> dict[str, float]:
         """Cosine similarity of the query to given chunks (chunks not in the local index score 0)."""
@@ -207,6 +213,8 @@ def build_indexes(store: Store, embedder: Embedder | None = None,
         BM25Index.build(texts).save(tmp / "bm25")
         vectors = embedder.embed_documents(texts, progress=progress) if texts else np.zeros((0, embedder.dim))
         ExactIndex(vectors).save(tmp)
+        if len(chunk_ids) >= ANN_MIN_ROWS:  # exact search stops meeting latency targets around here
+            IVFIndex.build(vectors).save(tmp)
         MetadataIndex(metadata).save(str(tmp / "metadata.npz"))
         if vector_store == "pinecone":
             from citewise.retrieval.pinecone import PineconeVectorIndex, namespace_for

@@ -72,12 +72,43 @@ def run(questions: list[dict[str, Any]], home: Path, **context: Any) -> dict[str
     }
 
 
+def synonym_effect(questions: list[dict[str, Any]], home: Path, kinds: tuple[str, ...] = ("acronym", "colloquial"),
+                   method: str = "bm25") -> dict[str, Any]:
+    """Rank of the expected article in one retrieval branch, with and without synonym expansion."""
+    from citewise.knowledge import open_kb
+    from citewise.retrieval.hybrid import SearchParams
+
+    kb = open_kb(home)
+    params = SearchParams(k=50, candidate_k=100, method=method)  # type: ignore[arg-type]
+    rows = []
+    for q in questions:
+        if q.get("kind") not in kinds or not q.get("article"):
+            continue
+        allowed = q["article"] if isinstance(q["article"], list) else [q["article"]]
+        expansions = kb.synonyms.expansions(q["question"])
+
+        def rank(extra: list[str], q: dict[str, Any] = q, allowed: list[str] = allowed) -> int | None:
+            docs = list(dict.fromkeys(h["doc_id"] for h in kb.search(q["question"], params=params, expansions=extra)))
+            return next((i + 1 for i, d in enumerate(docs) if d in allowed), None)
+
+        rows.append({"id": q["id"], "question": q["question"], "expansions": expansions,
+                     "rank_without": rank([]), "rank_with": rank(expansions)})
+
+    def mrr(key: str) -> float:
+        return round(sum(1 / r[key] for r in rows if r[key]) / len(rows), 4) if rows else 0.0
+
+    return {"method": method, "questions": len(rows), "mrr_without": mrr("rank_without"),
+            "mrr_with": mrr("rank_with"), "rows": rows}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="citewise eval questions")
     parser.add_argument("--questions", type=Path, default=ROOT / "examples" / "questions.yaml")
     parser.add_argument("--kb", type=Path, default=ROOT / "examples" / "kb")
     parser.add_argument("--home", type=Path, help="use an already-ingested home instead of ingesting --kb")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--synonyms", action="store_true",
+                        help="report the BM25 rank of the expected article with and without synonym expansion")
     args = parser.parse_args(argv)
     questions = load_questions(args.questions)
     with tempfile.TemporaryDirectory(prefix="citewise-eval-") as tmp:
@@ -87,10 +118,16 @@ def main(argv: list[str] | None = None) -> int:
 
             home = Path(tmp)
             ingest([args.kb], home, progress=False)
-        report = run(questions, home)
+        report = synonym_effect(questions, home) if args.synonyms else run(questions, home)
     if args.json:
         json.dump(report, sys.stdout, indent=2)
         sys.stdout.write("\n")
+    elif args.synonyms:
+        for r in report["rows"]:
+            print(f"{r['id']:<4} rank without {r['rank_without']!s:>4}  with {r['rank_with']!s:>4}  "
+                  f"{r['question'][:60]}  + {r['expansions']}")
+        print(f"\n{report['method']} MRR of the expected article: {report['mrr_without']} without synonyms, "
+              f"{report['mrr_with']} with ({report['questions']} acronym/colloquial questions)")
     else:
         for r in report["rows"]:
             mark = "ok " if r["pass"] else "FAIL"

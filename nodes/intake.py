@@ -18,7 +18,7 @@ def intake(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
     inputs = validate_inputs(state)
     kb = kb_of(ctx)
     question = inputs["question"]
-    expansions = kb.synonyms.expansions(question)
+    expansions = kb.synonyms.expansions(question) if ctx.expand_synonyms else []
     detected = kb.facet_detector.detect(" ".join([question, *expansions])) if ctx.detect_facets else {}
     mode = inputs["mode"] or detect_mode(question)
     return {

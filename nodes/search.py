@@ -8,10 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from citewise.config import Context
 from citewise.knowledge import KnowledgeBase
 from citewise.nodes.common import plain, search_params
 from citewise.query import combine_filters
+from citewise.retrieval.mmr import mmr
 from citewise.retrieval.rerank import get_reranker
 from citewise.scoring import relevance
 
@@ -38,9 +41,16 @@ def search(kb: KnowledgeBase, ctx: Context, state: dict[str, Any], *, extra_filt
     reranker = get_reranker(ctx.reranker, ctx.reranker_model)
     alts = alternatives(kb, question)
 
+    want = k or ctx.top_k
+    pool = want if ctx.mmr_lambda >= 1.0 else 3 * want
+
     def run(flt: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, float]]:
-        hits = kb.search(question, filters=flt, params=search_params(ctx, k), expansions=state.get("expansions"))
+        hits = kb.search(question, filters=flt, params=search_params(ctx, pool), expansions=state.get("expansions"))
         hits = reranker.rerank(question, hits, facets=state.get("detected_facets") or {}, idf=kb.bm25.idf)
+        if ctx.mmr_lambda < 1.0 and len(hits) > want:
+            chosen = mmr(np.asarray([h["score"] for h in hits]), kb.vectors_of([h["row"] for h in hits]), want,
+                         ctx.mmr_lambda)
+            hits = [hits[i] for i in chosen]
         return hits, relevance(question, hits, alts, kb.bm25.idf)
 
     used = combine_filters(caller, facet, extra_filter or {})

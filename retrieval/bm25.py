@@ -127,6 +127,7 @@ def query_terms(query: str, expansions: Sequence[str] = (), expansion_weight: fl
         weights[t] = weights.get(t, 0.0) + 1.0
     for phrase in expansions:
         for t in terms(phrase):
-            if t not in weights:
+            # spelling variants ("401 k") would add bare numbers and letters: noise, not synonyms
+            if t not in weights and len(t) > 1 and not t.isdigit():
                 weights[t] = expansion_weight
     return weights
