@@ -139,14 +139,49 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 def cmd_reindex(args: argparse.Namespace) -> int:
     from citewise.ingest import reindex
 
-    result = reindex(args.home)
+    result = reindex(args.home, embedding_model=args.embedding_model)
     _print_json(result) if args.json else print(f"Reindexed {result['chunks']} chunks in {result['seconds']:.1f}s")
     return 0
+
+
+def stream_answer(args: argparse.Namespace) -> dict[str, Any]:
+    """Print generation tokens as they arrive (model tokens, or the extractive draft), node progress on
+    stderr, and return the final verified state."""
+    from citewise.api import _context, _payload
+    from citewise.graphs.kb_agent import graph
+
+    payload = _payload(args.question, _filters(args), _pairs(args.data, "--data"), args.max_tokens, args.mode)
+    final: dict[str, Any] = {}
+    printed = False
+    for mode, chunk in graph.stream(payload, context=_context(args.home, _context_overrides(args)),
+                                    stream_mode=["messages", "custom", "updates", "values"]):
+        if mode == "messages":
+            message, meta = chunk
+            if meta.get("langgraph_node") == "generate" and isinstance(message.content, str) and message.content:
+                sys.stdout.write(message.content)
+                sys.stdout.flush()
+                printed = True
+        elif mode == "custom" and isinstance(chunk, dict) and chunk.get("token"):
+            sys.stdout.write(chunk["token"])
+            sys.stdout.flush()
+            printed = True
+        elif mode == "updates":
+            for node in chunk:
+                sys.stderr.write(f"[{node}]\n")
+        elif mode == "values":
+            final = chunk
+    if printed:
+        sys.stdout.write("\n\n--- verified answer ---\n")
+    return final
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
     from citewise.api import ask
 
+    if args.stream:
+        result = stream_answer(args)
+        _print_json(result) if args.json else print(format_answer(result))
+        return 0
     result = ask(args.question, home=args.home, filters=_filters(args), collected_data=_pairs(args.data, "--data"),
                  max_tokens=args.max_tokens, mode=args.mode, **_context_overrides(args))
     _print_json(result) if args.json else print(format_answer(result))
@@ -231,6 +266,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("reindex", help="rebuild the BM25 and vector indexes from SQLite")
     p.add_argument("--home", help=home_help)
+    p.add_argument("--embedding-model", help="switch the home to another embedding model (minilm | openai:MODEL)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_reindex)
 
@@ -248,6 +284,8 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--mode", choices=["answer", "required_data"], default="answer")
             p.add_argument("--model", help="OpenAI-compatible chat model (default: extractive, offline)")
             p.add_argument("--base-url", help="base URL of an OpenAI-compatible server")
+            p.add_argument("--stream", action="store_true", help="print tokens as they are generated, then the "
+                                                                 "verified answer")
         p.set_defaults(func=func)
 
     p = sub.add_parser("demo", help="ingest the sample KB into a temporary home and answer three questions")

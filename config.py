@@ -52,6 +52,10 @@ class Context:
         "Expand the question with the KB's synonyms.yaml (acronyms, everyday wording) for BM25."))
     detect_facets: bool = field(default=True, metadata=_desc(
         "Detect record keeper / plan type / topic in the question and filter on them."))
+    embedding_model: str = field(default="minilm", metadata=_desc(
+        "Dense embeddings: 'minilm' (local all-MiniLM-L6-v2) or 'openai:<model>', e.g. openai:text-embedding-3-small. "
+        "An index remembers its model; switching needs `citewise reindex --embedding-model`."))
+    embedding_base_url: str = field(default="", metadata=_desc("Base URL for an OpenAI-compatible embeddings API."))
     vector_store: Literal["local", "pinecone"] = field(default="local", metadata=_desc(
         "Where dense vectors live: the local index in the home, or Pinecone."))
 
@@ -69,6 +73,8 @@ class Context:
     llm_temperature: float = field(default=0.1, metadata=_desc("Sampling temperature for the chat model."))
     llm_timeout: float = field(default=30.0, metadata=_desc("Chat model request timeout in seconds."))
     llm_max_retries: int = field(default=3, metadata=_desc("Retries with backoff on 429/5xx/timeouts."))
+    llm_grader: bool = field(default=False, metadata=_desc(
+        "With a chat model: also ask it to grade each claim's groundedness and the KB's `Never:` rules."))
     answer_system_prompt: str = field(default="", metadata=_desc("Override of prompts/answer_system.txt."))
     answer_user_prompt: str = field(default="", metadata=_desc("Override of prompts/answer_user.txt."))
     required_data_prompt: str = field(default="", metadata=_desc("Override of prompts/required_data.txt."))

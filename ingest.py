@@ -15,14 +15,15 @@ from pathlib import Path
 from typing import Any
 
 from citewise.config import Context
-from citewise.errors import IngestError, InputError
+from citewise.errors import ConfigError, IngestError, InputError
 from citewise.kb.articles import Document
 from citewise.kb.chunker import Chunk, chunk_document
 from citewise.kb.fields import parse_required_data
 from citewise.kb.guardrails import Guardrails, parse_guardrails
 from citewise.kb.loaders import discover, read_documents, read_text
 from citewise.kb.synonyms import load_synonyms
-from citewise.knowledge import build_indexes, forget
+from citewise.knowledge import build_indexes, forget, recorded_model
+from citewise.retrieval.embeddings import get_embedder
 from citewise.store.sqlite import Store
 
 
@@ -64,6 +65,12 @@ def ingest(paths: Iterable[str | Path], home: str | Path | None = None, *, prune
     files, synonym_files, problems = discover(paths)
     if problems and not files and not synonym_files:
         raise InputError("; ".join(problems))
+    embedder = get_embedder(ctx.embedding_model, ctx.embedding_base_url)
+    existing = recorded_model(ctx.home_path)
+    if existing is not None and existing != embedder.model_id:
+        raise ConfigError(f"{ctx.home_path} is indexed with {existing!r}, not {embedder.model_id!r}; vectors of "
+                          "two models are never mixed: use the same embedding_model or "
+                          "`citewise reindex --embedding-model`")
     store = Store(ctx.home_path)
     show = sys.stderr.isatty() if progress is None else progress
     summary: dict[str, Any] = {"home": str(ctx.home_path), "files_seen": len(files), "files_unchanged": 0,
@@ -156,21 +163,30 @@ def ingest(paths: Iterable[str | Path], home: str | Path | None = None, *, prune
     if changed or (chunks and not manifest_ok):
         forget(ctx.home_path)
         embed_bar = _progress(chunks, "embedding", show)
-        build_indexes(store, progress=embed_bar, vector_store=ctx.vector_store)
+        build_indexes(store, embedder, progress=embed_bar, vector_store=ctx.vector_store)
         summary["reindexed"] = True
     summary.update(documents_total=docs, chunks_total=chunks, seconds=round(time.perf_counter() - started, 3))
     return summary
 
 
-def reindex(home: str | Path | None = None, *, context: Context | None = None) -> dict[str, Any]:
+def reindex(home: str | Path | None = None, *, context: Context | None = None,
+            embedding_model: str | None = None) -> dict[str, Any]:
+    """Rebuild every derived index from SQLite; `embedding_model` switches the home to another model."""
     ctx = context or Context()
     if home is not None:
         ctx = ctx.with_overrides(home=str(home))
+    if embedding_model:
+        ctx = ctx.with_overrides(embedding_model=embedding_model)
     if not Store.exists(ctx.home_path):
         raise InputError(f"no knowledge base at {ctx.home_path}")
+    embedder = get_embedder(ctx.embedding_model, ctx.embedding_base_url)
+    existing = recorded_model(ctx.home_path)
+    if existing is not None and existing != embedder.model_id and not embedding_model:
+        raise ConfigError(f"{ctx.home_path} is indexed with {existing!r}; pass --embedding-model to switch to "
+                          f"{embedder.model_id!r}")
     store = Store(ctx.home_path)
     forget(ctx.home_path)
-    manifest = build_indexes(store, progress=_progress(store.count()[1], "embedding", sys.stderr.isatty()),
+    manifest = build_indexes(store, embedder, progress=_progress(store.count()[1], "embedding", sys.stderr.isatty()),
                              vector_store=ctx.vector_store, full_sync=True)
     return {"home": str(ctx.home_path), **manifest}
 

@@ -66,24 +66,26 @@ class KnowledgeBase:
 
     # --- loading ------------------------------------------------------------------------------
     @classmethod
-    def load(cls, home: Path, vector_store: str = "local") -> KnowledgeBase:
+    def load(cls, home: Path, vector_store: str = "local", embedding_model: str = "minilm",
+             embedding_base_url: str = "") -> KnowledgeBase:
         home = Path(home)
         if not Store.exists(home):
             raise NotIngestedError(f"no knowledge base at {home}: run `citewise ingest PATH --home {home}` first")
         store = Store(home)
         if store.count()[0] == 0:
             raise NotIngestedError(f"the knowledge base at {home} is empty: run `citewise ingest PATH` first")
-        embedder = get_embedder()
+        embedder = get_embedder(embedding_model, embedding_base_url)
         index_dir = home / INDEX_DIR
         manifest = _read_manifest(index_dir)
+        if manifest is not None and manifest.get("embedding_model") != embedder.model_id:
+            raise ConfigError(f"the index at {home} was built with {manifest.get('embedding_model')!r}, not "
+                              f"{embedder.model_id!r}; vectors of two models are never mixed: use the same model or "
+                              f"rebuild with `citewise reindex --home {home} --embedding-model ...`")
         if (manifest is None or manifest.get("generation") != store.generation()
                 or manifest.get("analyzer") != ANALYZER_ID):
             build_indexes(store, embedder, vector_store=vector_store)
             manifest = _read_manifest(index_dir)
         assert manifest is not None
-        if manifest.get("embedding_model") != embedder.model_id:
-            raise ConfigError(f"index at {home} was built with {manifest.get('embedding_model')!r}, not "
-                              f"{embedder.model_id!r}: run `citewise reindex --home {home}`")
         rows = json.loads((index_dir / "rows.json").read_text())
         vectors: VectorIndex
         local: VectorIndex = IVFIndex.load(index_dir) if (index_dir / ANN_FILE).exists() else ExactIndex.load(index_dir)
@@ -161,17 +163,18 @@ class KnowledgeBase:
         return {c: found.get(c, 0.0) for c in chunk_ids}
 
 
-_CACHE: dict[tuple[Path, str], KnowledgeBase] = {}
+_CACHE: dict[tuple[Path, str, str, str], KnowledgeBase] = {}
 _CACHE_LOCK = threading.Lock()
 
 
-def open_kb(home: Path, vector_store: str = "local") -> KnowledgeBase:
-    key = (Path(home).resolve(), vector_store)
+def open_kb(home: Path, vector_store: str = "local", embedding_model: str = "minilm",
+            embedding_base_url: str = "") -> KnowledgeBase:
+    key = (Path(home).resolve(), vector_store, embedding_model, embedding_base_url)
     with _CACHE_LOCK:
         kb = _CACHE.get(key)
         if kb is not None and kb.is_current():
             return kb
-        kb = KnowledgeBase.load(key[0], vector_store)
+        kb = KnowledgeBase.load(*key)
         _CACHE[key] = kb
         return kb
 
@@ -188,6 +191,11 @@ def _read_manifest(index_dir: Path) -> dict[str, Any] | None:
         return json.loads((index_dir / MANIFEST).read_text())
     except (OSError, ValueError):
         return None
+
+
+def recorded_model(home: Path) -> str | None:
+    manifest = _read_manifest(Path(home) / INDEX_DIR)
+    return manifest.get("embedding_model") if manifest else None
 
 
 def build_indexes(store: Store, embedder: Embedder | None = None,

@@ -17,12 +17,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from citewise.kb.guardrails import reflects, rule_as_warning
+from citewise.kb.guardrails import reflects, rule_as_warning, rule_terms
 from citewise.kb.text import NEGATIONS, contains_phrase, term_set, words
 
 CITATION = re.compile(r"\s*\[(C\d+)\]")
 ANY_CITATION = re.compile(r"\s*\[([A-Za-z]*\d+)\]")
-BLOCKING = {"invalid_citation", "uncited_claim", "unsupported_claim", "never_say"}
+BLOCKING = {"invalid_citation", "uncited_claim", "unsupported_claim", "never_say", "ungrounded_claim", "never_rule"}
 
 _PII = [
     ("ssn", re.compile(r"\b(?!000|666|9\d\d)\d{3}[- ](?!00)\d{2}[- ](?!0000)\d{4}\b"), "[SSN]"),
@@ -78,8 +78,17 @@ class Verified:
     sections: list[dict[str, Any]]
     violations: list[dict[str, str]] = field(default_factory=list)
     supports: list[float] = field(default_factory=list)
-    cited: list[str] = field(default_factory=list)
     dropped: list[str] = field(default_factory=list)
+
+    @property
+    def cited(self) -> list[str]:
+        """Labels cited by the (repaired) answer, in order of first use."""
+        labels: list[str] = []
+        for s in self.sections:
+            for kind in ("answer_components", "steps", "warnings"):
+                for item in s[kind]:
+                    labels.extend(lb for lb in citations_in(item) if lb not in labels)
+        return labels
 
     @property
     def blocking(self) -> int:
@@ -88,6 +97,27 @@ class Verified:
     @property
     def support(self) -> float:
         return sum(self.supports) / len(self.supports) if self.supports else 0.0
+
+
+def claims_of(sections: list[dict[str, Any]]) -> list[tuple[int, str, int]]:
+    """(section index, kind, item index) of every answer component and step, in reading order."""
+    return [(si, kind, ii) for si, s in enumerate(sections) for kind in ("answer_components", "steps")
+            for ii in range(len(s[kind]))]
+
+
+def drop_claims(checked: Verified, drops: dict[str, Any]) -> None:
+    """Remove claims the grader rejected (keys are indexes into `claims_of`), recording each."""
+    places = claims_of(checked.sections)
+    doomed = {places[int(k)]: v for k, v in drops.items() if k.isdigit() and int(k) < len(places)}
+    for (si, kind, ii), (rule, reason) in sorted(doomed.items(), key=lambda x: (-x[0][0], x[0][1], -x[0][2])):
+        claim = strip_citations(checked.sections[si][kind].pop(ii))
+        checked.violations.append({"rule": rule, "detail": f"{reason}: {claim[:80]}", "action": "dropped"})
+        checked.dropped.append(claim)
+    checked.sections = [s for s in checked.sections if s["answer_components"] or s["steps"] or s["warnings"]]
+
+
+def never_rules(docs: set[str], rules: dict[str, dict[str, Any]]) -> list[str]:
+    return list(dict.fromkeys(r for d in sorted(docs) for r in (rules.get(d) or {}).get("never", [])))
 
 
 def _rules_for(docs: set[str], rules: dict[str, dict[str, Any]]) -> tuple[list[str], list[tuple[str, str]]]:
@@ -132,8 +162,6 @@ def verify(sections: list[dict[str, Any]], context_chunks: list[dict[str, Any]],
                     out.violations.append({"rule": "personal_data", "detail": f"{k} masked", "action": "masked"})
                 masked.append(text)
             s[kind] = masked
-            for item in s[kind]:
-                out.cited.extend(lb for lb in citations_in(item) if lb not in out.cited)
     return out
 
 
@@ -169,6 +197,24 @@ def _check_item(item: str, kind: str, by_label: dict[str, dict[str, Any]], never
     return claim + "".join(f" [{lb}]" for lb in good)
 
 
+ANSWER_SOURCES = {"decision_guide", "business_rules", "eligibility", "fees", "common_issues", "examples", "faqs",
+                  "content", "background", "steps"}
+
+
+def always_warning(rule: str, doc_chunks: list[dict[str, Any]]) -> str | None:
+    """An `Always:` rule as a cited warning: the context sentence that states it, else the rule itself
+    cited to the article's guardrails chunk; None when neither is in the context."""
+    from citewise.kb.text import split_items
+
+    stated = [(len(rule_terms(rule) & term_set(u)), -len(u), u, c) for c in doc_chunks
+              if c["chunk_type"] in ANSWER_SOURCES for u in split_items(c["text"]) if reflects(rule, u)]
+    if stated:
+        _, _, text, chunk = max(stated, key=lambda x: (x[0], x[1]))
+        return f"{text} [{chunk['label']}]"
+    source = next((c for c in doc_chunks if c["chunk_type"] == "guardrails"), None)
+    return f"{rule_as_warning(rule)} [{source['label']}]" if source else None
+
+
 def _ensure_always(out: Verified, always: list[tuple[str, str]], context_chunks: list[dict[str, Any]],
                    threshold: float) -> None:
     if not always:
@@ -179,11 +225,9 @@ def _ensure_always(out: Verified, always: list[tuple[str, str]], context_chunks:
     for doc_id, rule in always:
         if any(reflects(rule, w) for w in warnings):
             continue
-        source = next((c for c in context_chunks if c["doc_id"] == doc_id and c["chunk_type"] == "guardrails"), None)
-        if source is None:
-            source = next((c for c in context_chunks if c["doc_id"] == doc_id), None)
-        if source is None:
+        warning = always_warning(rule, [c for c in context_chunks if c["doc_id"] == doc_id])
+        if warning is None:
             continue
-        out.sections[0]["warnings"].append(f"{rule_as_warning(rule)} [{source['label']}]")
+        out.sections[0]["warnings"].append(warning)
         warnings.append(rule)
         out.violations.append({"rule": "always_missing", "detail": rule[:120], "action": "added"})

@@ -33,6 +33,7 @@ class Section(TypedDict):
 class Response(TypedDict):
     text: str
     sections: list[Section]
+    unsupported: NotRequired[list[str]]  # on the uncertain path: statements removed as unsupported
 
 
 class Citation(TypedDict):
@@ -122,3 +123,4 @@ class State(InputState, OutputState, total=False):
     attempts: int
     feedback: list[dict[str, str]]
     avoid: list[str]
+    unsupported_claims: list[str]

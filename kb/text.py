@@ -112,3 +112,32 @@ def contains_phrase(text: str, phrase: str) -> bool:
 def slug(text: str) -> str:
     """snake_case key: the field-key rule of the KB format, also used for section ids."""
     return re.sub(r"[^a-z0-9]+", "_", normalize(text)).strip("_")
+
+
+# Sentences in retrieved text that address the model rather than inform the reader.
+_INSTRUCTION_LIKE = re.compile(
+    r"(\b(ignore|disregard|forget|override|bypass)\b[^.!?\n]{0,30}\b(all|any|the|your|previous|prior|above|earlier|"
+    r"system|these|those)\b[^.!?\n]{0,20}\b(instructions?|rules?|guidelines?|guardrails?|prompts?|directions?|"
+    r"policies)\b|\byou are (now|no longer)\b|\bfrom now on\b[^.!?\n]{0,40}\b(you|assistant|model)\b|"
+    r"\b(system|developer) (prompt|message|instructions?)\b|\bnew instructions?\b|\bdo not (follow|obey)\b|"
+    r"\b(assistant|ai|model|llm|chatbot)s?,? (must|should|will) now\b)",
+    re.IGNORECASE)
+
+
+def neutralize_instructions(text: str) -> tuple[str, int]:
+    """Replace instruction-like sentences (prompt injection) in retrieved text; returns (text, count)."""
+    if not _INSTRUCTION_LIKE.search(text):
+        return text, 0
+    count = 0
+    out_lines = []
+    for line in text.split("\n"):
+        parts = re.split(r"(?<=[.!?])\s+", line)
+        kept = []
+        for part in parts:
+            if _INSTRUCTION_LIKE.search(part):
+                count += 1
+                kept.append("[text resembling an instruction to the assistant was removed]")
+            else:
+                kept.append(part)
+        out_lines.append(" ".join(kept))
+    return "\n".join(out_lines), count

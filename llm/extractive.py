@@ -11,12 +11,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from citewise.kb.guardrails import reflects, rule_as_warning, rule_terms
 from citewise.kb.text import contains_phrase, split_items, term_set, terms
 from citewise.llm.base import AnswerRequest, Draft
+from citewise.verify import ANSWER_SOURCES, always_warning, strip_citations
 
-ANSWER_TYPES = {"decision_guide", "business_rules", "eligibility", "fees", "common_issues", "examples", "faqs",
-                "content", "background"}
+ANSWER_TYPES = ANSWER_SOURCES - {"steps"}  # steps are listed as steps, not as answer components
 MAX_COMPONENTS, MAX_STEPS, MAX_WARNINGS = 4, 12, 5
 _WARNING_CUES = re.compile(
     r"\b(penalt(y|ies)|deadline|must|cannot|can't|may not|do not|don't|never|irrevocabl\w*|withh[oe]ld\w*|"
@@ -131,18 +130,10 @@ class ExtractiveGenerator:
         out: list[str] = []
         for doc_id in docs:
             own = [c for c in chunks if c["doc_id"] == doc_id]
-            source = next((c for c in own if c["chunk_type"] == "guardrails"), None)
             for rule in (request.rules.get(doc_id) or {}).get("always", []):
-                stated = [(len(rule_terms(rule) & term_set(t)), t, c) for c in own if c["chunk_type"] in ANSWER_TYPES
-                          for _, t in _units(c) if reflects(rule, t) and allowed(t)]
-                if stated:
-                    _, text, c = max(stated, key=lambda x: (x[0], -len(x[1])))
-                    item = f"{text} [{c['label']}]"
-                elif source is not None and allowed(rule):
-                    item = f"{rule_as_warning(rule)} [{source['label']}]"
-                else:
-                    continue
-                if len(out) < MAX_WARNINGS and not any(_similar(item, o) for o in out):
+                item = always_warning(rule, own)
+                if (item is not None and allowed(strip_citations(item)) and len(out) < MAX_WARNINGS
+                        and not any(_similar(item, o) for o in out)):
                     out.append(item)
         return out
 

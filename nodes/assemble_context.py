@@ -21,4 +21,5 @@ def assemble_context(state: dict[str, Any], runtime: Runtime[Context]) -> dict[s
     built = assemble(state.get("hits") or [], article_chunks, article_id, budget)
     return {"context": built,
             "metadata": {"context_tokens": built["tokens"], "context_budget": built["budget"],
-                         "chunks_used": len(built["chunks"]), "tiers_used": built["tiers_used"]}}
+                         "chunks_used": len(built["chunks"]), "tiers_used": built["tiers_used"],
+                         "instructions_neutralized": built["instructions_neutralized"]}}

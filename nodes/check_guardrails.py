@@ -8,10 +8,11 @@ from langgraph.runtime import Runtime
 
 from citewise.config import Context
 from citewise.llm.base import render_text
+from citewise.llm.grader import grade
 from citewise.nodes.common import ctx_of, kb_of, timed
 from citewise.nodes.generate import context_rules
 from citewise.scoring import confidence
-from citewise.verify import mask_pii, verify
+from citewise.verify import claims_of, drop_claims, mask_pii, never_rules, strip_citations, verify
 
 SNIPPET_CHARS = 240
 
@@ -39,8 +40,16 @@ def check_guardrails(state: dict[str, Any], runtime: Runtime[Context]) -> dict[s
     chunks = (state.get("context") or {}).get("chunks") or []
     ref = state.get("article_reference") or {}
     article_id = ref.get("article_id")
-    checked = verify((state.get("draft") or {}).get("sections") or [], chunks, context_rules(kb, chunks),
+    rules = context_rules(kb, chunks)
+    checked = verify((state.get("draft") or {}).get("sections") or [], chunks, rules,
                      support_threshold=ctx.support_threshold, article_id=article_id)
+    meta: dict[str, Any] = {}
+    if ctx.llm_model and ctx.llm_grader:
+        claims = [strip_citations(checked.sections[si][kind][ii]) for si, kind, ii in claims_of(checked.sections)]
+        drops = grade(ctx, claims, (state.get("context") or {}).get("text", ""),
+                      never_rules({c["doc_id"] for c in chunks}, rules))
+        meta["grader"] = drops.pop("_error", "ok")
+        drop_claims(checked, drops)
     violations = list(checked.violations)
     blocking = checked.blocking
     if not checked.sections:
@@ -57,5 +66,6 @@ def check_guardrails(state: dict[str, Any], runtime: Runtime[Context]) -> dict[s
         "decision": "needs_data" if state.get("missing_fields") else "can_proceed",
         "feedback": [v for v in violations if v["action"] != "masked"],
         "avoid": checked.dropped,
-        "metadata": {"confidence_parts": parts},
+        "unsupported_claims": checked.dropped,
+        "metadata": {"confidence_parts": parts, **meta},
     }

@@ -20,7 +20,7 @@ def ctx_of(runtime: Runtime[Context] | None) -> Context:
 
 
 def kb_of(ctx: Context) -> KnowledgeBase:
-    return open_kb(ctx.home_path, ctx.vector_store)
+    return open_kb(ctx.home_path, ctx.vector_store, ctx.embedding_model, ctx.embedding_base_url)
 
 
 def search_params(ctx: Context, k: int | None = None) -> SearchParams:

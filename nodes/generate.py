@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from langgraph.config import get_stream_writer
 from langgraph.runtime import Runtime
 
 from citewise.config import Context
-from citewise.llm.base import AnswerRequest, get_generator
+from citewise.llm.base import AnswerRequest, get_generator, render_text
 from citewise.nodes.common import ctx_of, kb_of, timed
 
 
@@ -27,6 +28,11 @@ def generate(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]
         idf=kb.bm25.idf, expansions=state.get("expansions") or [], feedback=state.get("feedback") or [],
         avoid=state.get("avoid") or [], missing_fields=state.get("missing_fields") or [])
     draft = get_generator(ctx).generate(request)
+    if not draft.generator.startswith("openai:") or "->" in draft.generator:
+        # No model tokens went through the "messages" stream: let streaming callers see the draft.
+        writer = get_stream_writer()
+        for line in render_text(draft.sections).splitlines(keepends=True):
+            writer({"node": "generate", "token": line})
     attempts = int(state.get("attempts") or 0) + 1
     return {"draft": {"sections": draft.sections, "generator": draft.generator, "notes": draft.notes},
             "attempts": attempts,

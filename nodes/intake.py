@@ -45,6 +45,7 @@ def intake(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
         "attempts": 0,
         "feedback": [],
         "avoid": [],
+        "unsupported_claims": [],
         "metadata": Overwrite({"mode": mode, "facets_detected": detected, "expansions": expansions,
                                "generator": None, "context_tokens": 0,
                                "context_budget": int(ctx.context_share * inputs["max_tokens"]),

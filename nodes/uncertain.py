@@ -38,6 +38,10 @@ def uncertain(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any
     if missing_parts:
         head += " Missing: " + "; ".join(missing_parts) + "."
     body = render_text(sections)
+    unsupported = list(dict.fromkeys(state.get("unsupported_claims") or []))
     text = head + ("\n\nWhat the knowledge base does support:\n" + body if body else "")
-    return {"decision": "uncertain", "needs_review": True, "response": {"text": text, "sections": sections},
+    if unsupported:
+        text += "\n\nNot supported by the knowledge base (removed):\n" + "\n".join(f"- {u}" for u in unsupported)
+    return {"decision": "uncertain", "needs_review": True,
+            "response": {"text": text, "sections": sections, "unsupported": unsupported},
             "metadata": {"uncertain_reasons": reasons, "uncovered_terms": uncovered}}

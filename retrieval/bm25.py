@@ -98,8 +98,11 @@ class BM25Index:
         return self._inverse
 
     def idf(self, term: str) -> float:
+        """A term the corpus never contains gets the highest IDF: it is the most telling term of all."""
         tid = self.vocab.get(term)
-        return float(self._idf[tid]) if tid is not None else 0.0
+        if tid is None:
+            return float(np.log(1 + (self.n + 0.5) / 0.5))
+        return float(self._idf[tid])
 
     def scores(self, weighted_terms: dict[str, float]) -> np.ndarray:
         ids, weights = [], []

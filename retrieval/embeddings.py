@@ -194,15 +194,24 @@ class MiniLMEmbedder:
         return vec
 
 
-_EMBEDDERS: dict[str, MiniLMEmbedder] = {}
+_EMBEDDERS: dict[tuple[str, str], Embedder] = {}
 
 
-def get_embedder(name: str = "minilm") -> Embedder:
-    """Process-wide embedder instances (the model loads once, on first use)."""
-    if name not in ("minilm", MiniLMEmbedder.name):
-        raise ValueError(f"unknown embedding model {name!r}")
+def get_embedder(name: str = "minilm", base_url: str = "") -> Embedder:
+    """Process-wide embedder instances: `minilm` (local, default) or `openai:<model>`."""
+    key = ("minilm", "") if name in ("minilm", MiniLMEmbedder.name) else (name, base_url)
     with _MODEL_LOCK:
-        emb = _EMBEDDERS.get("minilm")
+        emb = _EMBEDDERS.get(key)
         if emb is None:
-            emb = _EMBEDDERS["minilm"] = MiniLMEmbedder()
+            if key[0] == "minilm":
+                emb = MiniLMEmbedder()
+            elif name.startswith("openai:") and len(name) > 7:
+                from citewise.retrieval.openai_embeddings import OpenAIEmbedder
+
+                emb = OpenAIEmbedder(name.split(":", 1)[1], base_url)
+            else:
+                from citewise.errors import ConfigError
+
+                raise ConfigError(f"unknown embedding model {name!r} (use 'minilm' or 'openai:<model>')")
+            _EMBEDDERS[key] = emb
         return emb

@@ -140,6 +140,8 @@ class PineconeVectorIndex:
         `full` re-sends everything (what `citewise reindex` does: rebuild Pinecone from SQLite).
         """
         self.check_model()
+        if len(vectors):
+            self.dim = int(vectors.shape[1])
         try:
             sent: dict[str, str] = {} if full else json.loads(state_file.read_text())
         except (OSError, ValueError):

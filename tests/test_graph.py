@@ -149,3 +149,20 @@ def test_engine_never_imports_langgraph() -> None:
               ("graphs", "nodes", "tests", "evals", ".venv") and "langgraph" in p.read_text()]
     offenders = [str(p.relative_to(root)) for p in engine if p.name not in ("api.py", "cli.py")]
     assert offenders == []
+
+
+def test_tokens_stream_from_an_embedded_subgraph(kb_home: Path) -> None:
+    from langgraph.graph import END, START, StateGraph
+
+    from tests.openai_standin import OpenAIStandIn
+
+    parent = StateGraph(Parent, context_schema=Context)
+    parent.add_node("kb_agent", build_graph())
+    parent.add_edge(START, "kb_agent")
+    parent.add_edge("kb_agent", END)
+    with OpenAIStandIn() as llm:
+        ctx = Context(home=str(kb_home), llm_model="standin-model", llm_base_url=llm.base_url)
+        chunks = list(parent.compile().stream({"question": ROLLOVER}, context=ctx, stream_mode="messages",
+                                              subgraphs=True))
+    generated = [(ns, msg.content) for ns, (msg, meta) in chunks if meta.get("langgraph_node") == "generate"]
+    assert len(generated) > 3 and all(ns and ns[0].startswith("kb_agent") for ns, _ in generated)

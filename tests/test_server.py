@@ -55,3 +55,28 @@ def test_bad_input_fails_the_run_with_the_message(server: str) -> None:
     client.runs.join(thread["thread_id"], run["run_id"])
     final = client.runs.get(thread["thread_id"], run["run_id"])
     assert final["status"] == "error"
+
+
+def test_tokens_and_node_updates_stream_through_the_server(server: str) -> None:
+    from tests.openai_standin import OpenAIStandIn
+
+    client = get_sync_client(url=server)
+    with OpenAIStandIn() as llm:
+        events = list(client.runs.stream(
+            None, "kb_agent", input={"question": "How do I roll over my 401(k)?"},
+            context={"llm_model": "standin-model", "llm_base_url": llm.base_url},
+            stream_mode=["messages-tuple", "updates"]))
+        assert llm.chat_requests() and llm.chat_requests()[0]["body"]["stream"] is True
+    tokens = [e.data[0]["content"] for e in events if e.event == "messages" and e.data[1].get("langgraph_node") ==
+              "generate" and e.data[0].get("content")]
+    updates = [node for e in events if e.event == "updates" for node in e.data]
+    assert len(tokens) > 3 and "".join(tokens).startswith('{"cannot_answer"')
+    assert updates[:3] == ["intake", "extract_required_data", "retrieve"] and "check_guardrails" in updates
+
+
+def test_extractive_draft_streams_as_custom_events(server: str) -> None:
+    client = get_sync_client(url=server)
+    events = list(client.runs.stream(None, "kb_agent", input={"question": "How do I roll over my 401(k)?"},
+                                     stream_mode=["custom"]))
+    text = "".join(e.data["token"] for e in events if e.event == "custom")
+    assert "[C1]" in text
