@@ -1,11 +1,23 @@
-"""Python API: run the compiled graph once per call; the graph, models and indexes stay loaded."""
+"""Python API: run the compiled graph; the graph, models and indexes stay loaded per process.
+
+Threads (needed for human-in-the-loop interrupts) are checkpointed in `<home>/threads.sqlite`, so a
+paused inquiry can be resumed later, from another process, with `resume(thread_id, values)`.
+"""
 
 from __future__ import annotations
 
+import sqlite3
+import threading
+import uuid
 from pathlib import Path
 from typing import Any
 
 from citewise.config import Context
+from citewise.errors import InputError
+
+THREADS_DB = "threads.sqlite"
+_THREADED: dict[Path, Any] = {}
+_LOCK = threading.Lock()
 
 
 def _context(home: str | Path | None, overrides: dict[str, Any]) -> Context:
@@ -25,12 +37,76 @@ def _payload(question: str, filters: dict[str, Any] | None, collected_data: dict
     return payload
 
 
+def threaded_graph(home: Path) -> Any:
+    """The graph compiled with a SQLite checkpointer under the home (one per home per process)."""
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    from citewise.graphs.kb_agent import build_graph
+
+    home = Path(home).resolve()
+    with _LOCK:
+        graph = _THREADED.get(home)
+        if graph is None:
+            home.mkdir(parents=True, exist_ok=True)
+            saver = SqliteSaver(sqlite3.connect(home / THREADS_DB, check_same_thread=False))
+            graph = _THREADED[home] = build_graph(checkpointer=saver)
+        return graph
+
+
+def _result(graph: Any, out: dict[str, Any], thread_id: str) -> dict[str, Any]:
+    result = {k: v for k, v in out.items() if k != "__interrupt__"}
+    result["thread_id"] = thread_id
+    interrupts = out.get("__interrupt__") or []
+    if interrupts:
+        state = graph.get_state({"configurable": {"thread_id": thread_id}}).values
+        result = {**{k: state.get(k) for k in ("article_reference", "required_fields", "missing_fields",
+                                                "invalid_fields", "collected_data")}, **result}
+        result.update(status="interrupted", interrupt=interrupts[0].value)
+    else:
+        result["status"] = "done"
+    return result
+
+
 def ask(question: str, *, home: str | Path | None = None, filters: dict[str, Any] | None = None,
         collected_data: dict[str, Any] | None = None, max_tokens: int = 1500, mode: str | None = "answer",
-        **context: Any) -> dict[str, Any]:
-    from citewise.graphs.kb_agent import graph
+        thread_id: str | None = None, **context: Any) -> dict[str, Any]:
+    """One run. With `thread_id` (or interrupts on) the run is checkpointed and may pause for data."""
+    ctx = _context(home, context)
+    payload = _payload(question, filters, collected_data, max_tokens, mode)
+    if thread_id is None and not ctx.interrupt_on_missing_data:
+        from citewise.graphs.kb_agent import graph
 
-    return graph.invoke(_payload(question, filters, collected_data, max_tokens, mode), context=_context(home, context))
+        return graph.invoke(payload, context=ctx)
+    thread_id = thread_id or uuid.uuid4().hex
+    graph = threaded_graph(ctx.home_path)
+    out = graph.invoke(payload, config={"configurable": {"thread_id": thread_id}}, context=ctx)
+    return _result(graph, out, thread_id)
+
+
+def pending(thread_id: str, *, home: str | Path | None = None) -> dict[str, Any] | None:
+    """The interrupt a thread is waiting on, or None; InputError for an unknown thread."""
+    ctx = _context(home, {})
+    graph = threaded_graph(ctx.home_path)
+    state = graph.get_state({"configurable": {"thread_id": thread_id}})
+    if not state.values and not state.next:
+        raise InputError(f"no thread {thread_id!r} in {ctx.home_path / THREADS_DB}")
+    for task in state.tasks:
+        if task.interrupts:
+            return task.interrupts[0].value
+    return None
+
+
+def resume(thread_id: str, values: dict[str, Any], *, home: str | Path | None = None, **context: Any) -> dict[str, Any]:
+    """Continue a paused thread with field values (validated; invalid ones pause it again with reasons)."""
+    from langgraph.types import Command
+
+    context.setdefault("interrupt_on_missing_data", True)
+    ctx = _context(home, context)
+    if pending(thread_id, home=ctx.home_path) is None:
+        raise InputError(f"thread {thread_id!r} is not waiting for data")
+    graph = threaded_graph(ctx.home_path)
+    out = graph.invoke(Command(resume=dict(values)), config={"configurable": {"thread_id": thread_id}}, context=ctx)
+    return _result(graph, out, thread_id)
 
 
 def required_data(question: str, *, home: str | Path | None = None, filters: dict[str, Any] | None = None,

@@ -104,6 +104,8 @@ def format_required(result: dict[str, Any]) -> str:
     if not ref:
         return "No article in this knowledge base governs that inquiry."
     lines = [f"Article: {ref['article_id']} (confidence {ref['confidence']:.2f})"]
+    if ref.get("alternatives"):
+        lines.append(f"  or, depending on the answers below: {', '.join(ref['alternatives'])}")
     for group, label in (("participant_data", "Participant data"), ("plan_data", "Plan data")):
         fields = (result.get("required_fields") or {}).get(group) or []
         if fields:
@@ -175,9 +177,48 @@ def stream_answer(args: argparse.Namespace) -> dict[str, Any]:
     return final
 
 
+def prompt_fields(request: dict[str, Any]) -> dict[str, Any] | None:
+    """Ask for each missing field at the terminal; None when input ends (the thread stays paused)."""
+    print(f"\n{request.get('message', 'More information is needed.')}")
+    answers: dict[str, Any] = {}
+    for f in request.get("fields", []):
+        hint = f"one of: {', '.join(f['choices'])}" if f.get("choices") else f["data_type"]
+        if f.get("reason"):
+            print(f"  ! {f['name']}: {f['reason']}")
+        why = f" - {f['why_needed']}" if f.get("why_needed") else ""
+        try:
+            value = input(f"{f['name']} ({hint}){why}\n> ").strip()
+        except EOFError:
+            return None
+        if value:
+            answers[f["key"]] = value
+    return answers
+
+
+def run_interactive(result: dict[str, Any], args: argparse.Namespace) -> dict[str, Any] | None:
+    from citewise.api import resume
+
+    while result.get("status") == "interrupted":
+        answers = prompt_fields(result["interrupt"])
+        if answers is None:
+            home = args.home or ".citewise"
+            print(f"\nPaused. Continue later with: citewise resume {result['thread_id']} --home {home}")
+            return None
+        result = resume(result["thread_id"], answers, home=args.home, **_context_overrides(args))
+    return result
+
+
 def cmd_ask(args: argparse.Namespace) -> int:
     from citewise.api import ask
 
+    if args.interactive:
+        result = ask(args.question, home=args.home, filters=_filters(args), collected_data=_pairs(args.data, "--data"),
+                     max_tokens=args.max_tokens, mode=args.mode, interrupt_on_missing_data=True,
+                     **_context_overrides(args))
+        final = run_interactive(result, args)
+        if final is not None:
+            _print_json(final) if args.json else print("\n" + format_answer(final))
+        return 0
     if args.stream:
         result = stream_answer(args)
         _print_json(result) if args.json else print(format_answer(result))
@@ -185,6 +226,33 @@ def cmd_ask(args: argparse.Namespace) -> int:
     result = ask(args.question, home=args.home, filters=_filters(args), collected_data=_pairs(args.data, "--data"),
                  max_tokens=args.max_tokens, mode=args.mode, **_context_overrides(args))
     _print_json(result) if args.json else print(format_answer(result))
+    return 0
+
+
+def cmd_resume(args: argparse.Namespace) -> int:
+    from citewise.api import pending, resume
+
+    request = pending(args.thread_id, home=args.home)
+    if request is None:
+        raise InputError(f"thread {args.thread_id!r} is not waiting for data")
+    values = _pairs(args.data, "--data")
+    if not values:
+        values = prompt_fields(request)
+        if values is None:
+            print(f"\nStill paused: citewise resume {args.thread_id}")
+            return 0
+    result = resume(args.thread_id, values, home=args.home)
+    final = run_interactive(result, args) if sys.stdin.isatty() or not args.data else result
+    if final is None:
+        return 0
+    if final.get("status") == "interrupted":
+        print(f"Still missing: {', '.join(f['key'] for f in final['interrupt']['fields'])} "
+              f"(citewise resume {args.thread_id})")
+        for f in final["interrupt"]["fields"]:
+            if f.get("reason"):
+                print(f"  {f['key']}: {f['reason']}")
+        return 0
+    _print_json(final) if args.json else print(format_answer(final))
     return 0
 
 
@@ -286,7 +354,16 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--base-url", help="base URL of an OpenAI-compatible server")
             p.add_argument("--stream", action="store_true", help="print tokens as they are generated, then the "
                                                                  "verified answer")
+            p.add_argument("--interactive", action="store_true",
+                           help="ask for missing required data at the terminal (the thread is saved: resumable)")
         p.set_defaults(func=func)
+
+    p = sub.add_parser("resume", help="continue a paused inquiry (from `ask --interactive`)")
+    p.add_argument("thread_id")
+    p.add_argument("--home", help=home_help)
+    p.add_argument("--data", action="append", metavar="KEY=VALUE", help="field values (else asked at the terminal)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_resume)
 
     p = sub.add_parser("demo", help="ingest the sample KB into a temporary home and answer three questions")
     p.add_argument("--json", action="store_true")

@@ -73,6 +73,8 @@ class Context:
     llm_temperature: float = field(default=0.1, metadata=_desc("Sampling temperature for the chat model."))
     llm_timeout: float = field(default=30.0, metadata=_desc("Chat model request timeout in seconds."))
     llm_max_retries: int = field(default=3, metadata=_desc("Retries with backoff on 429/5xx/timeouts."))
+    llm_required_fields: bool = field(default=True, metadata=_desc(
+        "With a chat model: add the data implied by the article's eligibility and business rules to its fields."))
     llm_grader: bool = field(default=False, metadata=_desc(
         "With a chat model: also ask it to grade each claim's groundedness and the KB's `Never:` rules."))
     answer_system_prompt: str = field(default="", metadata=_desc("Override of prompts/answer_system.txt."))

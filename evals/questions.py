@@ -36,7 +36,8 @@ def judge(entry: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
     got_article = (result.get("article_reference") or {}).get("article_id")
     decision_ok = result.get("decision") == entry["decision"]
     article_ok = got_article in allowed if expected_article is not None else True
-    fields_got = {f["key"] for g in (result.get("required_fields") or {}).values() for f in g}
+    groups = result.get("required_fields") or {}
+    fields_got = {f["key"] for g in ("participant_data", "plan_data") for f in groups.get(g, [])}
     fields_ok = set(entry.get("fields") or []) <= fields_got
     return {"id": entry.get("id"), "kind": entry.get("kind"), "question": entry["question"],
             "expected": {"decision": entry["decision"], "article": expected_article, "fields": entry.get("fields")},

@@ -52,6 +52,7 @@ class ArticleReference(TypedDict):
     article_id: str
     title: str
     confidence: float
+    alternatives: NotRequired[list[str]]  # parallel articles still in play (a facet must be chosen)
 
 
 class Field(TypedDict):
@@ -68,6 +69,7 @@ class Field(TypedDict):
 class RequiredFields(TypedDict):
     participant_data: list[Field]
     plan_data: list[Field]
+    by_article: NotRequired[dict[str, Any]]  # when parallel articles tie: their fields, per article
 
 
 class Violation(TypedDict):

@@ -85,7 +85,9 @@ class OpenAIStandIn:
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
+                self.send_header("Connection", "close")  # no keep-alive: a stopped stand-in must not answer
                 self.end_headers()
+                self.close_connection = True
                 self.wfile.write(data)
 
             def do_POST(self) -> None:
@@ -132,7 +134,9 @@ class OpenAIStandIn:
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.send_header("Transfer-Encoding", "chunked")
+                self.send_header("Connection", "close")
                 self.end_headers()
+                self.close_connection = True
 
                 def send(obj: dict[str, Any] | str) -> None:
                     payload = f"data: {obj if isinstance(obj, str) else json.dumps(obj)}\n\n".encode()

@@ -80,3 +80,27 @@ def test_extractive_draft_streams_as_custom_events(server: str) -> None:
                                      stream_mode=["custom"]))
     text = "".join(e.data["token"] for e in events if e.event == "custom")
     assert "[C1]" in text
+
+
+def test_interrupt_and_resume_through_the_server(server: str) -> None:
+    client = get_sync_client(url=server)
+    thread = client.threads.create()
+    context = {"interrupt_on_missing_data": True}
+    client.runs.wait(thread["thread_id"], "kb_agent", input={"question": "How do I roll over my 401(k)?"},
+                     context=context)
+    state = client.threads.get_state(thread["thread_id"])
+    assert state["next"] == ["extract_required_data"]
+    request = state["tasks"][0]["interrupts"][0]["value"]
+    assert request["fields"][0]["key"] == "record_keeper" and request["kind"] == "missing_data"
+
+    client.runs.wait(thread["thread_id"], "kb_agent", command={"resume": {"record_keeper": "Acme Retirement"}},
+                     context=context)
+    state = client.threads.get_state(thread["thread_id"])
+    keys = [f["key"] for f in state["tasks"][0]["interrupts"][0]["value"]["fields"]]
+    assert "record_keeper" not in keys and "separation_date" in keys  # now Acme's own fields
+
+    values = {"separation_date": "2026-03-31", "receiving_institution": "Example Bank",
+              "receiving_account_type": "Traditional IRA", "date_of_birth": "1960-05-01", "vested_balance": 40000}
+    out = client.runs.wait(thread["thread_id"], "kb_agent", command={"resume": values}, context=context)
+    assert out["decision"] == "can_proceed" and out["article_reference"]["article_id"] == "acme-401k-rollover"
+    assert client.threads.get_state(thread["thread_id"])["next"] == []

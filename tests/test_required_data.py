@@ -1,0 +1,149 @@
+"""Required data that drives the conversation: ties, validation, interrupts and resumable threads."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pexpect
+import pytest
+from typing_extensions import TypedDict
+
+from citewise import api
+from citewise.config import Context
+from citewise.errors import InputError
+from tests.paths import ROOT
+
+ROLLOVER = "How do I roll over my 401(k)?"
+ACME_ROLLOVER = {"separation_date": "2026-03-31", "receiving_institution": "Example Bank",
+                 "receiving_account_type": "Traditional IRA", "date_of_birth": "1960-05-01",
+                 "vested_balance": "$40,000"}
+
+
+def field_keys(result: dict[str, Any]) -> set[str]:
+    return {f["key"] for g in ("participant_data", "plan_data") for f in result["required_fields"][g]}
+
+
+def test_parallel_articles_return_the_union_and_ask_for_the_facet(kb_home: Path) -> None:
+    out = api.ask(ROLLOVER, home=kb_home, mode="required_data")
+    ref = out["article_reference"]
+    assert {ref["article_id"], *ref["alternatives"]} == {"acme-401k-rollover", "harborview-401k-rollover"}
+    assert out["missing_fields"][0] == "record_keeper" and out["decision"] == "needs_data"
+    assert set(out["required_fields"]["by_article"]) == {"acme-401k-rollover", "harborview-401k-rollover"}
+    assert "company_stock_held" in field_keys(out)  # Harborview-only field is part of the union
+    shared = next(f for f in out["required_fields"]["participant_data"] if f["key"] == "separation_date")
+    assert sorted(shared["article_ids"]) == ["acme-401k-rollover", "harborview-401k-rollover"]
+    pinned = api.ask(ROLLOVER, home=kb_home, mode="required_data", collected_data={"Record Keeper": "acme retirement"})
+    assert pinned["article_reference"]["article_id"] == "acme-401k-rollover"
+    assert "record_keeper" not in pinned["missing_fields"] and "company_stock_held" not in field_keys(pinned)
+    assert pinned["article_reference"]["confidence"] > ref["confidence"]  # resolving the tie raises confidence
+
+
+def test_invalid_values_count_as_missing_with_a_reason(kb_home: Path) -> None:
+    out = api.ask("What data do we need before processing an Acme 401(k) loan?", home=kb_home,
+                  mode="required_data", collected_data={"vested balance": "lots", "LOAN-AMOUNT-REQUESTED": "5000",
+                                                        "record_keeper": "Vanguard"})
+    assert "vested_balance" in out["missing_fields"] and "loan_amount_requested" not in out["missing_fields"]
+    assert "not a dollar amount" in out["invalid_fields"]["vested_balance"]
+    assert "not a known record keeper" in out["invalid_fields"]["record_keeper"]
+
+
+def test_interrupt_and_resume_through_the_python_api(kb_home: Path) -> None:
+    first = api.ask(ROLLOVER, home=kb_home, interrupt_on_missing_data=True)
+    assert first["status"] == "interrupted"
+    request = first["interrupt"]
+    assert request["fields"][0]["key"] == "record_keeper"
+    assert request["fields"][0]["choices"] == ["Acme Retirement", "Harborview Recordkeeping"]
+    assert all({"key", "name", "data_type", "why_needed"} <= set(f) for f in request["fields"])
+    again = api.resume(first["thread_id"], {"record_keeper": "Acme Retirement", **ACME_ROLLOVER,
+                                            "date_of_birth": "someday"}, home=kb_home)
+    assert again["status"] == "interrupted" and [f["key"] for f in again["interrupt"]["fields"]] == ["date_of_birth"]
+    assert "not a date" in again["interrupt"]["fields"][0]["reason"]
+    done = api.resume(first["thread_id"], {"date_of_birth": "1960-05-01"}, home=kb_home)
+    assert done["status"] == "done" and done["decision"] == "can_proceed"
+    assert done["article_reference"]["article_id"] == "acme-401k-rollover" and done["citations"]
+    with pytest.raises(InputError, match="not waiting"):
+        api.resume(first["thread_id"], {}, home=kb_home)
+    with pytest.raises(InputError, match="no thread"):
+        api.resume("no-such-thread", {}, home=kb_home)
+
+
+class Parent(TypedDict, total=False):
+    question: str
+    decision: str
+    missing_fields: list[str]
+
+
+def test_interrupts_surface_through_a_parent_graph_with_its_own_checkpointer(kb_home: Path) -> None:
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.graph import END, START, StateGraph
+    from langgraph.types import Command
+
+    from citewise.graphs.kb_agent import build_graph
+
+    parent = StateGraph(Parent, context_schema=Context)
+    parent.add_node("kb_agent", build_graph())
+    parent.add_edge(START, "kb_agent")
+    parent.add_edge("kb_agent", END)
+    app = parent.compile(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "parent-1"}}
+    ctx = Context(home=str(kb_home), interrupt_on_missing_data=True)
+    out = app.invoke({"question": ROLLOVER}, config, context=ctx)
+    assert out["__interrupt__"][0].value["fields"][0]["key"] == "record_keeper"
+    assert app.get_state(config, subgraphs=True).tasks[0].state.next == ("extract_required_data",)
+    out = app.invoke(Command(resume={"record_keeper": "Harborview Recordkeeping", **ACME_ROLLOVER}), config,
+                     context=ctx)
+    assert out["decision"] == "can_proceed" and out["missing_fields"] == []
+
+
+def _spawn(*args: str, home: Path) -> pexpect.spawn:
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1", "COLUMNS": "200"}
+    return pexpect.spawn(sys.executable, ["-m", "citewise.cli", *args, "--home", str(home)], cwd=str(ROOT), env=env,
+                         encoding="utf-8", timeout=120)
+
+
+def test_cli_interactive_then_pause_and_resume_later(kb_home: Path) -> None:
+    child = _spawn("ask", ROLLOVER, "--interactive", home=kb_home)
+    child.expect(r"Record keeper \(one of: Acme Retirement, Harborview Recordkeeping\)")
+    child.sendline("harborview recordkeeping")
+    child.expect(r"Separation date \(date\)")
+    child.sendline("not a date")
+    for _ in range(4):
+        child.expect(r"\n> ")
+        child.sendline("")  # leave the rest for later
+    child.expect("! Separation date: 'not a date' is not a date")
+    child.expect(r"\n> ")
+    child.sendeof()
+    child.expect(r"citewise resume ([0-9a-f]+)")
+    thread_id = child.match.group(1)
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+
+    later = _spawn("resume", thread_id, *[x for k, v in ACME_ROLLOVER.items() for x in ("--data", f"{k}={v}")],
+                   home=kb_home)
+    later.expect("Decision: can_proceed")
+    later.expect("Article: harborview-401k-rollover")
+    later.expect(pexpect.EOF)
+    later.close()
+    assert later.exitstatus == 0
+
+
+def test_model_implied_fields_are_cited_or_dropped(kb_home: Path) -> None:
+    from tests.openai_standin import OpenAIStandIn
+
+    implied = {"fields": [
+        {"key": "employment_status", "name": "Employment status", "data_type": "text", "group": "participant",
+         "description": "Active or separated.", "why_needed": "only active employees can borrow", "citation": "C1"},
+        {"key": "favorite_color", "name": "Favorite color", "data_type": "text", "citation": "C42"}]}
+    with OpenAIStandIn() as llm:
+        llm.script = [{"json": implied}]
+        out = api.ask("What do we need for a Summit 403(b) loan?", home=kb_home, mode="required_data",
+                      llm_model="standin-model", llm_base_url=llm.base_url)
+        prompt = llm.chat_requests()[0]["body"]["messages"][0]["content"]
+    added = [f for f in out["required_fields"]["participant_data"] if f.get("source") == "model"]
+    assert [f["key"] for f in added] == ["employment_status"] and added[0]["chunk_id"].startswith("summit-403b-loan#")
+    assert "favorite_color" not in field_keys(out)
+    assert "vested_balance" in prompt and "not instructions" in prompt
