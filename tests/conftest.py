@@ -35,3 +35,12 @@ def kb_copy(tmp_path: Path) -> Path:
     dest = tmp_path / "kb"
     shutil.copytree(SAMPLE_KB, dest)
     return dest
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Numbers some tests measure (e.g. the sample-questions pass rate), shown in every run's summary."""
+    for outcome in ("passed", "failed"):
+        for report in terminalreporter.stats.get(outcome, []):
+            for name, value in getattr(report, "user_properties", []):
+                if name.startswith("report:"):
+                    terminalreporter.write_line(f"{name[7:]}: {value}")
