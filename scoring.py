@@ -9,6 +9,8 @@ confidence = 0.35 * relevance + 0.15 * agreement + 0.15 * article + 0.20 * suppo
     article   = confidence of the matched article (required-data step)
     support   = mean support score of the claims kept in the answer
     critical  = 1 if the matched article's critical chunks made it into the context
+When no structured article is in play (plain Markdown/text or BEIR documents), `article` and
+`critical` cannot apply: confidence is the first three terms renormalised, (0.35 r + 0.15 a + 0.20 s) / 0.70.
 """
 
 from __future__ import annotations
@@ -58,9 +60,13 @@ def relevance(question: str, hits: list[dict[str, Any]], alternatives: dict[str,
 
 
 def confidence(rel: dict[str, float], article: float, support: float, critical: bool,
-               blocking_violations: int) -> tuple[float, dict[str, float]]:
-    parts = {"relevance": rel.get("score", 0.0), "agreement": rel.get("agreement", 0.0), "article": article,
-             "support": support, "critical": 1.0 if critical else 0.0}
-    value = (0.35 * parts["relevance"] + 0.15 * parts["agreement"] + 0.15 * parts["article"]
-             + 0.20 * parts["support"] + 0.15 * parts["critical"]) - 0.15 * blocking_violations
+               blocking_violations: int, structured: bool = True) -> tuple[float, dict[str, float]]:
+    parts = {"relevance": rel.get("score", 0.0), "agreement": rel.get("agreement", 0.0), "support": support}
+    value = 0.35 * parts["relevance"] + 0.15 * parts["agreement"] + 0.20 * parts["support"]
+    if structured:
+        parts.update(article=article, critical=1.0 if critical else 0.0)
+        value += 0.15 * article + 0.15 * parts["critical"]
+    else:
+        value /= 0.70
+    value -= 0.15 * blocking_violations
     return round(max(0.0, min(1.0, value)), 4), {k: round(v, 4) for k, v in parts.items()}

@@ -42,7 +42,7 @@ def render_text(sections: list[dict[str, Any]]) -> str:
     lines: list[str] = []
     for s in sections:
         if len(sections) > 1 and s.get("topic"):
-            lines.append(f"{s['topic']}:")
+            lines.append(f"{s['topic'].rstrip(' .:')}:")
         if s.get("answer_components"):
             lines.append(" ".join(s["answer_components"]))
         if s.get("steps"):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -24,7 +25,10 @@ def abstain(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
     topics = [t.replace("_", " ") for t in kb.facets.get("topic", [])]
     suggestion = f"To answer it, ingest articles that cover: {subject}."
     covered = f" This knowledge base covers: {', '.join(topics[:12])}." if topics else ""
-    text = f"{MESSAGE} {suggestion}{covered}"
+    scope = ""
+    if state.get("filters"):
+        scope = f" (I searched only documents matching the filter {json.dumps(state['filters'], sort_keys=True)}.)"
+    text = f"{MESSAGE}{scope} {suggestion}{covered}"
     return {"decision": "out_of_scope", "confidence": float((state.get("relevance") or {}).get("score", 0.0)),
             "response": {"text": text, "sections": []}, "citations": [], "article_reference": None,
             "required_fields": {"participant_data": [], "plan_data": []}, "missing_fields": [],

@@ -56,8 +56,9 @@ def check_guardrails(state: dict[str, Any], runtime: Runtime[Context]) -> dict[s
         violations.append({"rule": "empty_answer", "detail": "no supported statement is left", "action": "none"})
         blocking += 1
     critical = any(c["doc_id"] == article_id and c["tier"] == "critical" for c in chunks)
+    structured = bool(ref) or any(kb.docs[c["doc_id"]].structured for c in chunks if c["doc_id"] in kb.docs)
     conf, parts = confidence(state.get("relevance") or {}, float(ref.get("confidence") or 0.0), checked.support,
-                             critical, blocking)
+                             critical, blocking, structured)
     return {
         "response": {"text": render_text(checked.sections), "sections": checked.sections},
         "citations": build_citations(checked.cited, chunks, kb),

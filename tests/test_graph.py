@@ -166,3 +166,23 @@ def test_tokens_stream_from_an_embedded_subgraph(kb_home: Path) -> None:
                                               subgraphs=True))
     generated = [(ns, msg.content) for ns, (msg, meta) in chunks if meta.get("langgraph_node") == "generate"]
     assert len(generated) > 3 and all(ns and ns[0].startswith("kb_agent") for ns, _ in generated)
+
+
+def test_plain_markdown_and_text_kbs_answer_without_structure(tmp_path: Path) -> None:
+    from citewise.ingest import ingest
+
+    src = tmp_path / "plain"
+    src.mkdir()
+    (src / "vpn.md").write_text("# Connecting to the VPN\n\nInstall the VPN client from the software portal.\n\n"
+                                "## Troubleshooting\n\nIf the connection drops every few minutes, switch the "
+                                "protocol to TCP in the client settings.\n")
+    (src / "expenses.txt").write_text("Travel expenses\n\nExpenses must be submitted within 30 days of the trip. "
+                                      "Meals are reimbursed up to $75 per day.\n")
+    ingest([src], tmp_path / "home", progress=False)
+    ctx = Context(home=str(tmp_path / "home"))
+    out = graph.invoke({"question": "What is the daily meal limit for travel expenses?"}, context=ctx)
+    assert out["decision"] == "can_proceed" and out["confidence"] >= 0.7
+    assert out["article_reference"] is None and out["required_fields"] == {"participant_data": [], "plan_data": []}
+    assert any("$75 per day" in c for s in out["response"]["sections"] for c in s["answer_components"])
+    assert "article" not in out["metadata"]["confidence_parts"]  # structure-only terms do not apply
+    assert graph.invoke({"question": "How do I bake sourdough bread?"}, context=ctx)["decision"] == "out_of_scope"
