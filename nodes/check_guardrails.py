@@ -33,6 +33,19 @@ def build_citations(labels: list[str], chunks: list[dict[str, Any]], kb: Any) ->
     return out
 
 
+def depends_note(kb: Any, ref: dict[str, Any], missing: list[str]) -> str:
+    """When parallel articles are still in play, say which one the answer follows and what decides."""
+    alternatives = ref.get("alternatives") or []
+    if not alternatives:
+        return ""
+    facet = next((f for f in missing if f in ("record_keeper", "plan_type", "topic")), "")
+    ids = [ref["article_id"], *alternatives]
+    values = [str(kb.docs[a].metadata.get(facet, a)) if a in kb.docs else a for a in ids]
+    what = facet.replace("_", " ") if facet else "details still to collect"
+    return (f"This depends on the {what} ({' or '.join(values)}); what follows is for {values[0]}. "
+            f"Tell me the {what} to be sure.")
+
+
 @timed("check_guardrails")
 def check_guardrails(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
     ctx = ctx_of(runtime)
@@ -59,8 +72,10 @@ def check_guardrails(state: dict[str, Any], runtime: Runtime[Context]) -> dict[s
     structured = bool(ref) or any(kb.docs[c["doc_id"]].structured for c in chunks if c["doc_id"] in kb.docs)
     conf, parts = confidence(state.get("relevance") or {}, float(ref.get("confidence") or 0.0), checked.support,
                              critical, blocking, structured)
+    note = depends_note(kb, ref, state.get("missing_fields") or [])
+    text = render_text(checked.sections)
     return {
-        "response": {"text": render_text(checked.sections), "sections": checked.sections},
+        "response": {"text": f"{note}\n\n{text}" if note and text else text, "sections": checked.sections},
         "citations": build_citations(checked.cited, chunks, kb),
         "guardrails": {"passed": blocking == 0, "violations": violations},
         "confidence": conf,

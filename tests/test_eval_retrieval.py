@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import random
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from citewise.evals.questions import load_questions
 from citewise.kb.articles import split_front_matter
 from tests.paths import QUESTIONS, ROOT, SAMPLE_KB
 
-SCIFACT = ROOT.parent / "shared" / "data" / "scifact"
+SCIFACT = Path(os.environ.get("CITEWISE_SCIFACT_DIR") or ROOT.parent / "shared" / "data" / "scifact")
 
 
 def _write_beir(dest: Path, corpus: list[dict], queries: dict[str, str], qrels: list[tuple[str, str]]) -> Path:

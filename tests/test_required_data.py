@@ -39,6 +39,9 @@ def test_parallel_articles_return_the_union_and_ask_for_the_facet(kb_home: Path)
     assert pinned["article_reference"]["article_id"] == "acme-401k-rollover"
     assert "record_keeper" not in pinned["missing_fields"] and "company_stock_held" not in field_keys(pinned)
     assert pinned["article_reference"]["confidence"] > ref["confidence"]  # resolving the tie raises confidence
+    answer = api.ask(ROLLOVER, home=kb_home)
+    assert answer["response"]["text"].startswith("This depends on the record keeper")
+    assert "depends" not in api.ask("How do I roll over my Acme 401(k)?", home=kb_home)["response"]["text"]
 
 
 def test_invalid_values_count_as_missing_with_a_reason(kb_home: Path) -> None:
