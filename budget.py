@@ -48,8 +48,6 @@ class Packed:
     blocks: list[str] = field(default_factory=list)
     texts: list[str | None] = field(default_factory=list)  # the cut text of a truncated item, else None
     tokens: int = 0
-    truncated: list[Any] = field(default_factory=list)
-    skipped: list[Any] = field(default_factory=list)
 
 
 def pack(
@@ -71,7 +69,6 @@ def pack(
     out = Packed(tokens=overhead)
     if overhead > budget:
         out.tokens = 0
-        out.skipped = list(candidates)
         return out
     for item in candidates:
         block = render(item, None)
@@ -82,23 +79,21 @@ def pack(
             out.texts.append(None)
             out.tokens += cost
             continue
-        if truncatable(item):
-            room = budget - out.tokens
-            frame_cost = count_tokens(render(item, ""))
-            if room > frame_cost + 8:
-                text = truncate_to_tokens(text_of(item), room - frame_cost - 2) + " …"
-                block = render(item, text)
-                while count_tokens(block) > room and text:
-                    text = truncate_to_tokens(text, max(count_tokens(text) - 4, 0))
-                    block = render(item, text + " …")
-                if text and count_tokens(block) <= room:
+        room = budget - out.tokens
+        frame_cost = count_tokens(render(item, ""))
+        if truncatable(item) and room > frame_cost + 8:
+            allowance = room - frame_cost - 2
+            while allowance > 0:
+                cut = truncate_to_tokens(text_of(item), allowance)
+                block = render(item, cut + " …")
+                cost = count_tokens(block)
+                if cut and cost <= room:
                     out.items.append(item)
                     out.blocks.append(block)
-                    out.texts.append(text + " …")
-                    out.tokens += count_tokens(block)
-                    out.truncated.append(item)
-                    continue
-        out.skipped.append(item)
+                    out.texts.append(cut + " …")
+                    out.tokens += cost
+                    break
+                allowance -= 4  # tokenisation at the seam can cost a few more tokens than the cut
     return out
 
 

@@ -153,15 +153,6 @@ class KnowledgeBase:
         local = getattr(self.vectors, "local", None) or self.vectors
         return np.asarray(local.vectors[np.asarray(rows, dtype=np.int64)], dtype=np.float32)
 
-    def dense_scores(self, query: str, chunk_ids: list[str]) -> dict[str, float]:
-        """Cosine similarity of the query to given chunks (chunks not in the local index score 0)."""
-        rows = [self.row_of[c] for c in chunk_ids if c in self.row_of]
-        if not rows or not hasattr(self.vectors, "scores_for"):
-            return dict.fromkeys(chunk_ids, 0.0)
-        scores = self.vectors.scores_for(self.embedder.embed_query(query), np.asarray(rows))
-        found = {self.chunk_ids[r]: float(s) for r, s in zip(rows, scores)}
-        return {c: found.get(c, 0.0) for c in chunk_ids}
-
 
 _CACHE: dict[tuple[Path, str, str, str], KnowledgeBase] = {}
 _CACHE_LOCK = threading.Lock()

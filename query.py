@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from citewise.errors import InputError
-from citewise.kb.text import normalize, squash, stem, words
+from citewise.kb.text import squash, stem, words
 from citewise.retrieval.filters import validate_filter
 
 MIN_QUESTION, MAX_QUESTION = 3, 1000
@@ -175,7 +175,3 @@ def term_precision_fn(kb: Any):
         return cache[key]
 
     return precision
-
-
-def normalized_question(question: str) -> str:
-    return normalize(question)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
@@ -22,7 +22,6 @@ class Hit:
     dense: float = 0.0
     bm25_rank: int | None = None
     dense_rank: int | None = None
-    extra: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass

@@ -60,3 +60,9 @@ def test_context_never_exceeds_the_budget(specs: list, budget: int) -> None:
     critical_in = [c for c in built["chunks"] if c["tier"] == "critical"]
     if any(t == "critical" for t, _, _ in specs) and budget >= 200:
         assert critical_in  # critical material is always present when there is any room at all
+
+
+def test_truncated_text_ends_with_exactly_one_ellipsis() -> None:
+    built = assemble([_chunk(1, "critical", words=400)], [], None, budget=120)
+    text = built["chunks"][0]["text"]
+    assert text.endswith(" …") and not text.endswith("… …") and text in built["text"]
