@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -10,12 +11,17 @@ from langgraph.runtime import Runtime
 from citewise.config import Context
 from citewise.kb.text import STOPWORDS, words
 from citewise.nodes.common import ctx_of, kb_of, timed
+from citewise.verify import mask_pii
 
 MESSAGE = "I don't have information about that in this knowledge base."
 
 
 def subject_words(question: str) -> list[str]:
-    return list(dict.fromkeys(w for w in words(question) if w not in STOPWORDS and len(w) > 2))
+    """The question's content words, personal data masked first and numbers left out: these are
+    echoed back to the user and must not repeat an SSN or an email address."""
+    masked, _ = mask_pii(question)
+    masked = re.sub(r"\[[A-Z_]+\]", " ", masked)
+    return list(dict.fromkeys(w for w in words(masked) if w not in STOPWORDS and len(w) > 2 and not w.isdigit()))
 
 
 @timed("abstain")

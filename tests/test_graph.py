@@ -186,3 +186,13 @@ def test_plain_markdown_and_text_kbs_answer_without_structure(tmp_path: Path) ->
     assert any("$75 per day" in c for s in out["response"]["sections"] for c in s["answer_components"])
     assert "article" not in out["metadata"]["confidence_parts"]  # structure-only terms do not apply
     assert graph.invoke({"question": "How do I bake sourdough bread?"}, context=ctx)["decision"] == "out_of_scope"
+
+
+def test_personal_data_in_the_question_is_never_echoed(kb_home: Path) -> None:
+    question = "My SSN is 123-45-6789 and my email is jo@example.com, what is my balance at the bank?"
+    out = run(kb_home, question)
+    dumped = __import__("json").dumps(out)
+    assert out["decision"] == "out_of_scope"
+    assert "6789" not in dumped and "example.com" not in dumped and "jo@" not in dumped
+    out = run(kb_home, "My SSN is 123-45-6789. How do I roll over my Acme 401(k)?")
+    assert "6789" not in __import__("json").dumps(out)
