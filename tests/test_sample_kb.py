@@ -42,3 +42,19 @@ def test_coverage_of_record_keepers_plan_types_and_topics() -> None:
     assert {"rollover", "loan", "hardship_withdrawal", "required_minimum_distribution", "beneficiary_change",
             "distribution_after_separation", "contribution_change"} <= topics
     assert load_synonyms(SAMPLE_KB / "synonyms.yaml")
+
+
+def test_the_wheel_ships_every_sample_article(tmp_path) -> None:
+    """`citewise demo` in a regular install reads the sample KB from the package."""
+    import subprocess
+    import sys
+    import zipfile
+
+    from tests.paths import ROOT
+
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w",
+                    str(tmp_path), str(ROOT)], check=True, capture_output=True)
+    names = zipfile.ZipFile(next(tmp_path.glob("citewise-*.whl"))).namelist()
+    shipped = {n.split("/")[-1] for n in names if n.startswith("citewise/examples/kb/") and n.endswith(".md")}
+    assert shipped == {p.name for p in SAMPLE_KB.rglob("*.md")}
+    assert not any(n.startswith(("tests/", "graphs/", "evals/")) for n in names)
