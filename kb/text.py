@@ -16,6 +16,8 @@ from bm25s.stopwords import STOPWORDS_EN
 
 # "401(k)", "403 (b)", "72(t)": a number with a parenthesised single-letter suffix is one term.
 _PAREN_SUFFIX = re.compile(r"\b(\d+)\s*\(\s*([a-z])\s*\)", re.IGNORECASE)
+# "RMDs", "IRAs": the stemmer cannot strip a plural from a vowel-less acronym, so do it before lowercasing.
+_ACRONYM_PLURAL = re.compile(r"\b([A-Z]{2,})'?s\b")
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9$])")
 _MARKDOWN_NOISE = re.compile(r"(\*\*|__|`|^#+\s*|^\s*>\s?)", re.MULTILINE)
@@ -31,13 +33,16 @@ NEGATIONS: frozenset[str] = frozenset({"no", "not", "never", "cannot", "cant", "
                                        "without", "nor", "none"})
 _stemmer = Stemmer.Stemmer("english")
 # Identifies the analyser; an index built by another analyser is rebuilt rather than mis-scored.
-ANALYZER_ID = "snowball-english/stop-" + hashlib.sha1(" ".join(sorted(STOPWORDS)).encode()).hexdigest()[:10]
+ANALYZER_VERSION = 2  # bump whenever normalize/words/terms change what an indexed text becomes
+ANALYZER_ID = (f"v{ANALYZER_VERSION}/snowball-english/stop-"
+               + hashlib.sha1(" ".join(sorted(STOPWORDS)).encode()).hexdigest()[:10])
 
 
 def normalize(text: str) -> str:
     """Unicode-fold, lowercase and join number(letter) terms so '401(k)' and '401k' meet."""
     text = unicodedata.normalize("NFKC", text).replace("’", "'").replace("‘", "'")
     text = _PAREN_SUFFIX.sub(lambda m: m.group(1) + m.group(2).lower(), text)
+    text = _ACRONYM_PLURAL.sub(r"\1", text)
     return text.lower()
 
 

@@ -22,6 +22,7 @@ class AnswerRequest:
     feedback: list[dict[str, str]] = field(default_factory=list)  # violations of the previous attempt
     avoid: list[str] = field(default_factory=list)  # claims dropped by the previous check
     missing_fields: list[str] = field(default_factory=list)
+    similarity: Callable[[list[str]], list[float]] | None = None  # cosine of each text to the question
 
 
 @dataclass

@@ -1,14 +1,18 @@
 """Deterministic extractive generator: builds the structured answer from context sentences.
 
 Nothing is written that is not in the context, so every item is a verbatim, cited extract:
-answer components are the context sentences most relevant to the question (IDF-weighted term
-overlap, plus a prior for retrieval rank and for the matched article), steps are the list items of
-a `steps` chunk, warnings are the articles' `Always:` rules plus warning-like sentences.
+answer components are the context sentences most relevant to the question (0.45 x term overlap,
+terms weighted by IDF and by how well they discriminate within the context, + 0.45 x dense
+similarity to the question, + small priors for retrieval score and the matched article), steps are
+the list items of a `steps` chunk, warnings are the articles' `Always:` rules plus warning-like
+sentences.
 """
 
 from __future__ import annotations
 
+import math
 import re
+from collections import Counter
 from typing import Any
 
 from citewise.kb.text import contains_phrase, split_items, term_set, terms
@@ -52,27 +56,32 @@ class ExtractiveGenerator:
         for phrase in request.expansions:
             for t in terms(phrase):
                 weights.setdefault(t, 0.5 * max(request.idf(t), 0.1))
-        total = sum(weights.values()) or 1.0
         never_say = [p for r in request.rules.values() for p in r.get("never_say", [])]
         avoid = {a.strip().lower() for a in request.avoid}
-        best_score = max((c["score"] for c in chunks), default=0.0) or 1.0
 
         def allowed(text: str) -> bool:
             return text.strip().lower() not in avoid and not any(contains_phrase(text, p) for p in never_say)
 
+        units = [(order, score_text, output, c) for order, c in enumerate(chunks) if c["chunk_type"] in ANSWER_TYPES
+                 for score_text, output in _units(c) if 4 <= len(output.split()) <= 90 and allowed(output)]
+        unit_terms = [term_set(st) for _, st, _, _ in units]
+        # A question term found in every candidate sentence (a facet every chunk shares) tells them apart
+        # no better than a stopword: weight = global IDF x discrimination within this context.
+        df = Counter(t for ts in unit_terms for t in ts if t in weights)
+        local = {t: w * math.log(1 + len(units) / (1 + df.get(t, 0))) for t, w in weights.items()}
+        total = sum(local.values()) or 1.0
+        sims = request.similarity([st for _, st, _, _ in units]) if request.similarity and units else [0.0] * len(units)
+        chunk_scores = [float(c["score"]) for c in chunks] or [0.0]
+        low, spread = min(chunk_scores), (max(chunk_scores) - min(chunk_scores)) or 1.0
+
         scored: list[tuple[float, int, str, dict[str, Any]]] = []
-        for order, c in enumerate(chunks):
-            if c["chunk_type"] not in ANSWER_TYPES:
-                continue
-            prior = 0.2 * (c["score"] / best_score) + (0.15 if c["doc_id"] == request.article_id else 0.0)
-            for score_text, output in _units(c):
-                n_words = len(output.split())
-                if n_words < 4 or n_words > 90 or not allowed(output):
-                    continue
-                overlap = sum(w for t, w in weights.items() if t in term_set(score_text)) / total
-                if overlap <= 0:
-                    continue
-                scored.append((0.65 * overlap + prior, order, output, c))
+        for (order, _, output, c), ts, sim in zip(units, unit_terms, sims, strict=True):
+            lexical = sum(w for t, w in local.items() if t in ts) / total
+            dense = min(1.0, max(0.0, (sim - 0.15) / 0.6))
+            if lexical <= 0 and dense < 0.4:
+                continue  # neither shares a term with the question nor means something close to it
+            prior = 0.15 * (float(c["score"]) - low) / spread + (0.10 if c["doc_id"] == request.article_id else 0.0)
+            scored.append((0.45 * lexical + 0.45 * dense + prior, order, output, c))
         scored.sort(key=lambda x: (-x[0], x[1]))
 
         docs_in_play = list(dict.fromkeys([*([request.article_id] if request.article_id else []),

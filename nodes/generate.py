@@ -16,6 +16,11 @@ def context_rules(kb: Any, chunks: list[dict[str, Any]]) -> dict[str, dict[str, 
     return {c["doc_id"]: kb.docs[c["doc_id"]].guardrails for c in chunks if c["doc_id"] in kb.docs}
 
 
+def similarity(kb: Any, question: str, texts: list[str]) -> list[float]:
+    """Cosine of each text to the question (sentence vectors come from the shared on-disk cache)."""
+    return (kb.embedder.embed_documents(texts) @ kb.embedder.embed_query(question)).tolist()
+
+
 @timed("generate")
 def generate(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
     ctx = ctx_of(runtime)
@@ -26,7 +31,8 @@ def generate(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]
         question=state["question"], context_text=context.get("text", ""), chunks=chunks,
         article_id=(state.get("article_reference") or {}).get("article_id"), rules=context_rules(kb, chunks),
         idf=kb.bm25.idf, expansions=state.get("expansions") or [], feedback=state.get("feedback") or [],
-        avoid=state.get("avoid") or [], missing_fields=state.get("missing_fields") or [])
+        avoid=state.get("avoid") or [], missing_fields=state.get("missing_fields") or [],
+        similarity=lambda texts: similarity(kb, state["question"], texts))
     draft = get_generator(ctx).generate(request)
     if not draft.generator.startswith("openai:") or "->" in draft.generator:
         # No model tokens went through the "messages" stream: let streaming callers see the draft.

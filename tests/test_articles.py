@@ -94,3 +94,11 @@ def test_always_rule_is_reflected_by_content_not_by_instruction_words() -> None:
     assert reflects(rule, "Indirect rollovers must be completed within the 60-day deadline.")
     assert not reflects(rule, "Please mention this when asked.")
     assert rule_as_warning("state that hardship withdrawals are taxable.") == "Hardship withdrawals are taxable."
+
+
+def test_analyser_unifies_plan_names_and_acronym_plurals() -> None:
+    from citewise.kb.text import terms
+
+    assert terms("My 401(k) and 403 (b)") == terms("my 401k and 403b") == ["401k", "403b"]
+    assert terms("When are RMDs due on IRAs?") == terms("When is the RMD due on an IRA?")
+    assert terms("Rollovers rolled over") == ["rollov", "roll", "over"]

@@ -52,8 +52,13 @@ def test_the_wheel_ships_every_sample_article(tmp_path) -> None:
 
     from tests.paths import ROOT
 
+    import shutil
+
+    src = tmp_path / "src"  # build from a copy: setuptools leaves build/ behind in the tree it builds
+    shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns(".venv", ".git", "build", "*.egg-info", ".citewise",
+                                                             "__pycache__", ".*_cache", ".hypothesis"))
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w",
-                    str(tmp_path), str(ROOT)], check=True, capture_output=True)
+                    str(tmp_path), str(src)], check=True, capture_output=True)
     names = zipfile.ZipFile(next(tmp_path.glob("citewise-*.whl"))).namelist()
     shipped = {n.split("/")[-1] for n in names if n.startswith("citewise/examples/kb/") and n.endswith(".md")}
     assert shipped == {p.name for p in SAMPLE_KB.rglob("*.md")}
