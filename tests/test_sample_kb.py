@@ -46,13 +46,12 @@ def test_coverage_of_record_keepers_plan_types_and_topics() -> None:
 
 def test_the_wheel_ships_every_sample_article(tmp_path) -> None:
     """`citewise demo` in a regular install reads the sample KB from the package."""
+    import shutil
     import subprocess
     import sys
     import zipfile
 
     from tests.paths import ROOT
-
-    import shutil
 
     src = tmp_path / "src"  # build from a copy: setuptools leaves build/ behind in the tree it builds
     shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns(".venv", ".git", "build", "*.egg-info", ".citewise",
