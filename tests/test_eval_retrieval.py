@@ -60,3 +60,37 @@ def test_eval_on_a_scifact_slice(tmp_path: Path, capsys: pytest.CaptureFixture) 
     results = _run(capsys, dataset, tmp_path / "home")["results"]
     assert results["hybrid"]["ndcg@10"] > max(results["bm25"]["ndcg@10"], results["dense"]["ndcg@10"]) - 0.02
     assert results["bm25"]["ndcg@10"] > 0.6 and results["hybrid"]["latency_ms_p50"] < 50
+
+
+@pytest.fixture
+def kb_beir(tmp_path: Path) -> Path:
+    corpus = []
+    for path in sorted(SAMPLE_KB.rglob("*.md")):
+        front, body = split_front_matter(path.read_text(), str(path))
+        corpus.append({"_id": front["id"], "title": front["title"], "text": body})
+    questions = [q for q in load_questions(QUESTIONS) if isinstance(q.get("article"), str)]
+    return _write_beir(tmp_path / "kb-beir", corpus, {q["id"]: q["question"] for q in questions},
+                       [(q["id"], q["article"]) for q in questions])
+
+
+def test_peer_benchmark_runs_all_three_systems_on_a_small_slice(kb_beir: Path, capsys: pytest.CaptureFixture,
+                                                               monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("CITEWISE_CACHE_DIR", str(tmp_path / "cache"))
+    assert main(["eval", "peers", "--dataset", str(kb_beir), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert set(report["results"]) == {"citewise", "langchain", "llamaindex"}
+    for name in ("langchain", "llamaindex"):
+        r = report["results"][name]
+        assert r["ndcg@10"] > 0.3 and r["citewise_ndcg_ratio"] > 0 and r["citewise_latency_speedup"] > 1
+    assert report["results"]["citewise"]["peak_rss_mb"] > 0
+
+
+def test_speed_and_scale_benchmarks_run(kb_beir: Path, capsys: pytest.CaptureFixture) -> None:
+    from citewise.evals import bench_scale, bench_speed
+
+    assert bench_speed.main(["--dataset", str(kb_beir), "--json"]) == 0
+    speed = json.loads(capsys.readouterr().out)
+    assert speed["bm25"]["citewise_qps"] > 0 and speed["hybrid_zscore"]["p50_ms"] > 0
+    assert bench_scale.main(["--sizes", "3000", "--queries", "20", "--json"]) == 0
+    scale = json.loads(capsys.readouterr().out)["results"][0]
+    assert scale["chunks"] == 3000 and scale["vector_index"] == "ExactIndex" and scale["p50_ms"] > 0
