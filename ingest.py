@@ -16,7 +16,7 @@ from typing import Any
 
 from citewise.config import Context
 from citewise.errors import ConfigError, IngestError, InputError
-from citewise.kb.articles import Document
+from citewise.kb.articles import PARSER_VERSION, Document
 from citewise.kb.chunker import Chunk, chunk_document
 from citewise.kb.fields import parse_required_data
 from citewise.kb.guardrails import Guardrails, parse_guardrails
@@ -78,6 +78,7 @@ def ingest(paths: Iterable[str | Path], home: str | Path | None = None, *, prune
                                "documents_removed": 0, "documents_unchanged": 0, "chunks_written": 0,
                                "errors": [], "warnings": list(problems), "reindexed": False}
     changed = False
+    reparse = store.get_meta("parser_version") != PARSER_VERSION  # unchanged bytes, changed meaning
     bar = _progress(len(files), "parsing", show)
     for source in files:
         bar(1)
@@ -88,10 +89,11 @@ def ingest(paths: Iterable[str | Path], home: str | Path | None = None, *, prune
             summary["errors"].append(str(exc))
             continue
         digest = _file_digest(text)
-        if store.source_hash(key) == digest:
+        if store.source_hash(key) == digest and not reparse:
             summary["files_unchanged"] += 1
             continue
-        existing = store.document_hashes(key)
+        existing = {} if reparse else store.document_hashes(key)
+        previous = set(store.document_hashes(key))
         seen: set[str] = set()
         writes: list[tuple[Document, list[Chunk], list[dict[str, Any]], dict[str, Any]]] = []
         for item in read_documents(source, text):
@@ -113,10 +115,10 @@ def ingest(paths: Iterable[str | Path], home: str | Path | None = None, *, prune
             fields, rules, warnings = _doc_rules(item, chunks)
             summary["warnings"].extend(warnings)
             writes.append((item, chunks, fields, rules))
-        gone = [d for d in existing if d not in seen]
+        gone = [d for d in previous if d not in seen]
         with store.transaction() as conn:
             for doc, chunks, fields, rules in writes:
-                if doc.doc_id in existing:
+                if doc.doc_id in previous:
                     summary["documents_updated"] += 1
                 else:
                     summary["documents_added"] += 1
@@ -131,6 +133,10 @@ def ingest(paths: Iterable[str | Path], home: str | Path | None = None, *, prune
                 store.bump_generation(conn)
                 changed = True
         summary["files_ingested"] += 1
+
+    if reparse and files:
+        with store.transaction() as conn:
+            store.set_meta(conn, "parser_version", PARSER_VERSION)
 
     for path in synonym_files:
         try:

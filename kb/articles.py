@@ -17,6 +17,9 @@ import yaml
 
 from citewise.errors import IngestError
 
+# Bump when parsing or chunking changes what a file becomes: stores re-parse every file once.
+PARSER_VERSION = "2"
+
 # heading (normalised) -> (chunk_type, tier)
 SECTION_KINDS: dict[str, tuple[str, str]] = {
     "decision guide": ("decision_guide", "critical"),
@@ -67,9 +70,16 @@ def content_hash(text: str) -> str:
 
 
 def section_kind(heading: str, kinds: dict[str, tuple[str, str]] = SECTION_KINDS) -> tuple[str, str]:
-    key = re.sub(r"[^a-z0-9 ]+", "", heading.lower()).strip()
-    key = re.sub(r"\s+", " ", key)
-    return kinds.get(key, CONTENT)
+    """Kind of a section from its heading: exact name, or a name followed by a descriptor
+    ("Guardrails (what never to say)", "Fees and charges", "Steps to apply"); else content."""
+    text = re.sub(r"\([^)]*\)", " ", heading.lower())
+    key = re.sub(r"\s+", " ", re.sub(r"[^a-z0-9 ]+", " ", text)).strip()
+    if key in kinds:
+        return kinds[key]
+    for name in sorted(kinds, key=len, reverse=True):
+        if key.startswith(name + " "):
+            return kinds[name]
+    return CONTENT
 
 
 def metadata_value(value: Any) -> Any:

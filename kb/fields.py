@@ -14,6 +14,10 @@ from typing import Any
 from citewise.kb.text import slug
 
 DATA_TYPES = ("text", "currency", "date", "boolean", "number")
+TYPE_ALIASES = {"string": "text", "str": "text", "amount": "currency", "money": "currency", "dollars": "currency",
+                "usd": "currency", "datetime": "date", "bool": "boolean", "yes/no": "boolean", "yesno": "boolean",
+                "int": "number", "integer": "number", "float": "number", "decimal": "number", "percent": "number",
+                "percentage": "number"}
 _FIELD = re.compile(
     r"^\s*(?:[-*+•]|\d+[.)])\s+(?:\*\*)?(?P<name>[^()*\n]+?)(?:\*\*)?\s*"
     r"\((?P<attrs>[^)]*)\)\s*(?:\*\*)?\s*:?\s*(?P<rest>.*)$"
@@ -48,14 +52,15 @@ def parse_required_data(text: str) -> tuple[list[RequiredField], list[str]]:
         if not m:
             warnings.append(f"not a required-data field: {line.strip()[:80]!r}")
             continue
-        attrs = [a.strip().lower() for a in m.group("attrs").split(",") if a.strip()]
+        attrs = [TYPE_ALIASES.get(a.strip().lower(), a.strip().lower()) for a in m.group("attrs").split(",")
+                 if a.strip()]
         data_type = next((a for a in attrs if a in DATA_TYPES), None)
         if data_type is None:
             data_type = "text"
             warnings.append(f"field {m.group('name').strip()!r}: no type among {DATA_TYPES}, using text")
         required = "optional" not in attrs
         group = "plan" if "plan" in attrs else "participant"
-        rest = m.group("rest").strip()
+        rest = m.group("rest").strip().lstrip(":—–- ").strip()
         parts = _WHY.split(rest, maxsplit=1)
         description = parts[0].strip()
         why = parts[1].strip() if len(parts) > 1 else ""

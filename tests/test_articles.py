@@ -102,3 +102,12 @@ def test_analyser_unifies_plan_names_and_acronym_plurals() -> None:
     assert terms("My 401(k) and 403 (b)") == terms("my 401k and 403b") == ["401k", "403b"]
     assert terms("When are RMDs due on IRAs?") == terms("When is the RMD due on an IRA?")
     assert terms("Rollovers rolled over") == ["rollov", "roll", "over"]
+
+
+@pytest.mark.parametrize("heading,expected", [
+    ("Guardrails (what never to say)", "guardrails"), ("Fees and charges", "fees"), ("Steps to apply", "steps"),
+    ("Common issues & fixes", "common_issues"), ("Required data:", "required_data"), ("Stepson rules", "content"),
+    ("Business rules for loans", "business_rules"), ("Response frames", "response_frames"),
+])
+def test_headings_with_descriptors_keep_their_kind(heading: str, expected: str) -> None:
+    assert section_kind(heading)[0] == expected

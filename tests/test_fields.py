@@ -48,3 +48,14 @@ def test_collected_data_matching_is_case_and_punctuation_insensitive() -> None:
     assert missing == ["date_of_birth"]  # invalid value counts as missing, with a reason
     assert "not a date" in invalid["date_of_birth"]
     assert accepted == {"vested_balance": 1000.0}
+
+
+def test_field_lines_written_with_dashes_and_type_synonyms() -> None:
+    fields, warnings = parse_required_data(
+        "- **Loan amount** (amount, required, participant) — How much to borrow. Why: checked against limits.\n"
+        "- Deferral rate (percentage, optional, participant): Share of pay.\n"
+        "- Still employed (yes/no, required, participant): Active employee?\n")
+    assert warnings == []
+    assert [(f.key, f.data_type, f.description) for f in fields] == [
+        ("loan_amount", "currency", "How much to borrow."), ("deferral_rate", "number", "Share of pay."),
+        ("still_employed", "boolean", "Active employee?")]

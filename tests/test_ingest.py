@@ -88,3 +88,14 @@ def test_reindex_rebuilds_from_sqlite(kb_copy: Path, tmp_path: Path) -> None:
     result = reindex(home)
     assert result["chunks"] == before["chunks"] and manifest.exists()
     assert open_kb(home).search("15-year catch-up")[0]["doc_id"] == "summit-403b-15-year-catch-up"
+
+
+def test_a_new_parser_version_reparses_unchanged_files(kb_copy: Path, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    ingest([kb_copy / "summit"], home, progress=False)
+    store = Store(home)
+    with store.transaction() as conn:
+        store.set_meta(conn, "parser_version", "0")
+    again = ingest([kb_copy / "summit"], home, progress=False)
+    assert again["files_unchanged"] == 0 and again["documents_updated"] == 9 and again["documents_added"] == 0
+    assert ingest([kb_copy / "summit"], home, progress=False)["files_unchanged"] == 9
