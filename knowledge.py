@@ -9,8 +9,9 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +64,8 @@ class KnowledgeBase:
     facets: dict[str, list[str]] = field(default_factory=dict)
     row_of: dict[str, int] = field(default_factory=dict)
     _detector: Any = None
+    _memo: OrderedDict = field(default_factory=OrderedDict)
+    _memo_lock: threading.Lock = field(default_factory=threading.Lock)
 
     # --- loading ------------------------------------------------------------------------------
     @classmethod
@@ -121,8 +124,23 @@ class KnowledgeBase:
     # --- search -------------------------------------------------------------------------------
     def search(self, query: str, *, filters: Filter | None = None, params: SearchParams | None = None,
                expansions: list[str] | None = None) -> list[dict[str, Any]]:
-        """Hybrid (or single-branch) search returning chunk records with their branch scores."""
-        return self.records(self.search_rows(query, filters=filters, params=params, expansions=expansions))
+        """Hybrid (or single-branch) search returning chunk records with their branch scores.
+
+        Memoised per knowledge-base generation: within one question `extract_required_data` and
+        `retrieve` issue the same search, and an interrupted run replays its node on every resume.
+        """
+        key = json.dumps([query, filters or {}, asdict(params or SearchParams()), expansions], sort_keys=True)
+        with self._memo_lock:
+            cached = self._memo.get(key)
+            if cached is not None:
+                self._memo.move_to_end(key)
+        if cached is None:
+            cached = self.records(self.search_rows(query, filters=filters, params=params, expansions=expansions))
+            with self._memo_lock:
+                self._memo[key] = cached
+                if len(self._memo) > 256:
+                    self._memo.popitem(last=False)
+        return [dict(r) for r in cached]  # callers may annotate their copies
 
     def search_rows(self, query: str, *, filters: Filter | None = None, params: SearchParams | None = None,
                     expansions: list[str] | None = None) -> list[Hit]:

@@ -132,7 +132,7 @@ class FacetDetector:
 
 def facet_filter(detected: dict[str, list[str]], caller: dict[str, Any]) -> dict[str, Any]:
     """Detected facets as filter clauses, skipping any facet the caller already constrained."""
-    mentioned = _filter_keys(caller)
+    mentioned = filter_keys(caller)
     clauses: dict[str, Any] = {}
     for facet, values in detected.items():
         if facet in mentioned or not values:
@@ -150,13 +150,13 @@ def combine_filters(*filters: dict[str, Any]) -> dict[str, Any]:
     return {"$and": parts}
 
 
-def _filter_keys(flt: Any) -> set[str]:
+def filter_keys(flt: Any) -> set[str]:
     keys: set[str] = set()
     if isinstance(flt, dict):
         for k, v in flt.items():
             if k in ("$and", "$or"):
                 for sub in v:
-                    keys |= _filter_keys(sub)
+                    keys |= filter_keys(sub)
             elif not k.startswith("$"):
                 keys.add(k)
     return keys

@@ -17,7 +17,7 @@ from citewise.kb.fields import normalize_key
 from citewise.knowledge import KnowledgeBase
 from citewise.nodes.common import ctx_of, kb_of, timed
 from citewise.nodes.search import search
-from citewise.query import _filter_keys, combine_filters
+from citewise.query import combine_filters, filter_keys
 from citewise.required import (
     FACETS,
     RULE_TYPES,
@@ -60,7 +60,7 @@ def resolve(kb: KnowledgeBase, ctx: Context, state: dict[str, Any], collected: d
                            "facet_filters": facet_filters, "covered": covered}
     if not out["covered"]:
         return out
-    pinned = _filter_keys(state.get("filters") or {}) | _filter_keys(facet_filters)
+    pinned = filter_keys(state.get("filters") or {}) | filter_keys(facet_filters)
     tied, deciding = parallel_articles(ranked, {d: kb.docs[d].metadata for d in structured}, pinned)
     best = ranked[0]
     if tied:

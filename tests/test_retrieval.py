@@ -78,3 +78,21 @@ def test_exact_vector_index_masked_search_matches_brute_force() -> None:
         expected = allowed[np.argsort(-(v[allowed] @ q))][:10]
         assert rows.tolist() == expected.tolist()
         assert np.all(np.diff(scores) <= 1e-6)
+
+
+def test_repeated_searches_are_served_from_memory_and_copies_are_independent(kb_home) -> None:
+    from citewise.knowledge import open_kb
+
+    kb = open_kb(kb_home)
+    calls: list[str] = []
+    original = kb.search_rows
+    kb.search_rows = lambda *a, **k: calls.append("x") or original(*a, **k)
+    try:
+        first = kb.search("loan fees at Acme")
+        first[0]["score"] = -1.0  # a caller annotating its copy
+        second = kb.search("loan fees at Acme")
+        assert len(calls) == 1 and second[0]["score"] != -1.0
+        kb.search("loan fees at Acme", filters={"topic": "loan"})
+        assert len(calls) == 2  # another filter is another search
+    finally:
+        del kb.search_rows
