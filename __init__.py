@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 def ingest(paths: Any, home: str | Path | None = None, *, prune: bool = False) -> dict[str, Any]:
     """Ingest files or folders into a KB home; returns the ingest summary."""
-    from citewise.ingest import ingest as _ingest
+    from .kb.ingest import ingest as _ingest
 
     if isinstance(paths, str | bytes) or hasattr(paths, "__fspath__"):
         paths = [paths]
@@ -32,7 +32,7 @@ def ask(question: str, *, home: str | Path | None = None, filters: dict[str, Any
         collected_data: dict[str, Any] | None = None, max_tokens: int = 1500, mode: str = "answer",
         **context: Any) -> dict[str, Any]:
     """Run the citewise graph once and return its output (the same JSON as `citewise ask --json`)."""
-    from citewise.api import ask as _ask
+    from .api import ask as _ask
 
     return _ask(question, home=home, filters=filters, collected_data=collected_data, max_tokens=max_tokens,
                 mode=mode, **context)
@@ -41,6 +41,6 @@ def ask(question: str, *, home: str | Path | None = None, filters: dict[str, Any
 def required_data(question: str, *, home: str | Path | None = None, filters: dict[str, Any] | None = None,
                   collected_data: dict[str, Any] | None = None, **context: Any) -> dict[str, Any]:
     """Which data must be collected before the question can be answered."""
-    from citewise.api import required_data as _required_data
+    from .api import required_data as _required_data
 
     return _required_data(question, home=home, filters=filters, collected_data=collected_data, **context)

@@ -1,19 +1,23 @@
 """Python API: run the compiled graph; the graph, models and indexes stay loaded per process.
 
 Threads (needed for human-in-the-loop interrupts) are checkpointed in `<home>/threads.sqlite`, so a
-paused inquiry can be resumed later, from another process, with `resume(thread_id, values)`.
+paused inquiry can be resumed later, from another process, with `resume(thread_id, values)`. A
+thread remembers the settings it was started with (a `citewise_threads` table beside the
+checkpoints): a resume continues with them unless the caller overrides some.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import sqlite3
 import threading
 import uuid
 from pathlib import Path
 from typing import Any
 
-from citewise.config import Context
-from citewise.errors import InputError
+from .config import Context
+from .errors import InputError
 
 THREADS_DB = "threads.sqlite"
 _THREADED: dict[Path, Any] = {}
@@ -21,15 +25,14 @@ _LOCK = threading.Lock()
 
 
 def _context(home: str | Path | None, overrides: dict[str, Any]) -> Context:
-    ctx = Context()
-    changes = dict(overrides)
+    changes = {k: v for k, v in overrides.items() if v is not None}
     if home is not None:
         changes["home"] = str(home)
-    return ctx.with_overrides(**changes) if changes else ctx
+    return Context(**changes)
 
 
 def _payload(question: str, filters: dict[str, Any] | None, collected_data: dict[str, Any] | None,
-             max_tokens: int, mode: str | None) -> dict[str, Any]:
+             max_tokens: int | None, mode: str | None) -> dict[str, Any]:
     payload: dict[str, Any] = {"question": question, "filters": filters or {}, "collected_data": collected_data or {},
                                "max_tokens": max_tokens}
     if mode is not None:
@@ -41,7 +44,7 @@ def threaded_graph(home: Path) -> Any:
     """The graph compiled with a SQLite checkpointer under the home (one per home per process)."""
     from langgraph.checkpoint.sqlite import SqliteSaver
 
-    from citewise.graphs.kb_agent import build_graph
+    from .graphs.kb_agent import build_graph
 
     home = Path(home).resolve()
     with _LOCK:
@@ -51,6 +54,29 @@ def threaded_graph(home: Path) -> Any:
             saver = SqliteSaver(sqlite3.connect(home / THREADS_DB, check_same_thread=False))
             graph = _THREADED[home] = build_graph(checkpointer=saver)
         return graph
+
+
+def _config(thread_id: str) -> dict[str, Any]:
+    return {"configurable": {"thread_id": thread_id}}
+
+
+def _settings_db(home: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(Path(home) / THREADS_DB, timeout=30)
+    conn.execute("CREATE TABLE IF NOT EXISTS citewise_threads (thread_id TEXT PRIMARY KEY, settings TEXT NOT NULL)")
+    return conn
+
+
+def save_settings(home: Path, thread_id: str, settings: dict[str, Any]) -> None:
+    """The run settings a thread continues with (JSON-safe context fields the caller gave)."""
+    with contextlib.closing(_settings_db(home)) as conn, conn:
+        conn.execute("INSERT INTO citewise_threads(thread_id, settings) VALUES(?, ?) ON CONFLICT(thread_id) "
+                     "DO UPDATE SET settings=excluded.settings", (thread_id, json.dumps(settings, default=str)))
+
+
+def load_settings(home: Path, thread_id: str) -> dict[str, Any]:
+    with contextlib.closing(_settings_db(home)) as conn:
+        row = conn.execute("SELECT settings FROM citewise_threads WHERE thread_id=?", (thread_id,)).fetchone()
+    return json.loads(row[0]) if row else {}
 
 
 def _result(graph: Any, out: dict[str, Any], thread_id: str) -> dict[str, Any]:
@@ -68,28 +94,33 @@ def _result(graph: Any, out: dict[str, Any], thread_id: str) -> dict[str, Any]:
 
 
 def ask(question: str, *, home: str | Path | None = None, filters: dict[str, Any] | None = None,
-        collected_data: dict[str, Any] | None = None, max_tokens: int = 1500, mode: str | None = "answer",
+        collected_data: dict[str, Any] | None = None, max_tokens: int | None = None, mode: str | None = "answer",
         thread_id: str | None = None, **context: Any) -> dict[str, Any]:
     """One run. With `thread_id` (or interrupts on) the run is checkpointed and may pause for data."""
     ctx = _context(home, context)
     payload = _payload(question, filters, collected_data, max_tokens, mode)
     if thread_id is None and not ctx.interrupt_on_missing_data:
-        from citewise.graphs.kb_agent import graph
+        from .graphs.kb_agent import graph
 
         return graph.invoke(payload, context=ctx)
     thread_id = thread_id or uuid.uuid4().hex
     graph = threaded_graph(ctx.home_path)
-    out = graph.invoke(payload, config={"configurable": {"thread_id": thread_id}}, context=ctx)
+    save_settings(ctx.home_path, thread_id, {k: v for k, v in context.items() if v is not None})
+    out = graph.invoke(payload, config=_config(thread_id), context=ctx)
     return _result(graph, out, thread_id)
+
+
+def _thread_state(thread_id: str, home: Path) -> Any:
+    graph = threaded_graph(home)
+    state = graph.get_state({"configurable": {"thread_id": thread_id}})
+    if not state.values and not state.next:
+        raise InputError(f"no thread {thread_id!r} in {home / THREADS_DB}")
+    return state
 
 
 def pending(thread_id: str, *, home: str | Path | None = None) -> dict[str, Any] | None:
     """The interrupt a thread is waiting on, or None; InputError for an unknown thread."""
-    ctx = _context(home, {})
-    graph = threaded_graph(ctx.home_path)
-    state = graph.get_state({"configurable": {"thread_id": thread_id}})
-    if not state.values and not state.next:
-        raise InputError(f"no thread {thread_id!r} in {ctx.home_path / THREADS_DB}")
+    state = _thread_state(thread_id, _context(home, {}).home_path)
     for task in state.tasks:
         if task.interrupts:
             return task.interrupts[0].value
@@ -97,15 +128,24 @@ def pending(thread_id: str, *, home: str | Path | None = None) -> dict[str, Any]
 
 
 def resume(thread_id: str, values: dict[str, Any], *, home: str | Path | None = None, **context: Any) -> dict[str, Any]:
-    """Continue a paused thread with field values (validated; invalid ones pause it again with reasons)."""
+    """Continue a paused thread with field values (validated; invalid ones pause it again with reasons).
+
+    The thread's own settings apply; keyword arguments override them for this and later runs.
+    """
     from langgraph.types import Command
 
-    context.setdefault("interrupt_on_missing_data", True)
-    ctx = _context(home, context)
-    if pending(thread_id, home=ctx.home_path) is None:
+    if not isinstance(values, dict):
+        raise InputError("resume values must be an object of field -> value")
+    home_path = _context(home, {}).home_path
+    state = _thread_state(thread_id, home_path)
+    if not any(task.interrupts for task in state.tasks):
         raise InputError(f"thread {thread_id!r} is not waiting for data")
-    graph = threaded_graph(ctx.home_path)
-    out = graph.invoke(Command(resume=dict(values)), config={"configurable": {"thread_id": thread_id}}, context=ctx)
+    settings = {**load_settings(home_path, thread_id), **{k: v for k, v in context.items() if v is not None}}
+    settings.setdefault("interrupt_on_missing_data", True)
+    save_settings(home_path, thread_id, settings)
+    ctx = _context(home_path, settings)
+    graph = threaded_graph(home_path)
+    out = graph.invoke(Command(resume=dict(values)), config=_config(thread_id), context=ctx)
     return _result(graph, out, thread_id)
 
 

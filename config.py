@@ -1,26 +1,33 @@
 """The one typed configuration object, shared by the engine, the CLI and the graph.
 
 `Context` is LangGraph's `context_schema`: Studio renders it as an editable form per assistant and
-API callers pass it per run. Every field falls back to an environment variable named
-`CITEWISE_<FIELD>` (upper case) when the caller leaves it at its default, so a server started with
-`CITEWISE_HOME=/kb` answers from that knowledge base. Secrets (API keys) are deliberately not
+API callers pass it per run. A field the caller does not give falls back to an environment variable
+named `CITEWISE_<FIELD>` (upper case), so a server started with `CITEWISE_HOME=/kb` answers from that
+knowledge base; a value the caller gives always wins over the environment. Each field says who may
+set it (`scope`): `caller` fields tune an answer, `operator` fields (locations, URLs, prompts,
+resource limits) belong to whoever runs citewise. Secrets (API keys) are deliberately not
 fields: they are read from the environment at the point of use and never shown in Studio or logs.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import MISSING, dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Literal, get_args, get_origin, get_type_hints
 
-from citewise.errors import InputError
+from .errors import InputError
 
 ENV_PREFIX = "CITEWISE_"
 
 
-def _desc(text: str) -> dict[str, str]:
-    return {"description": text}
+def _desc(text: str, scope: str = "caller") -> dict[str, str]:
+    """Field docs shown in Studio, and who may set the field: a run's caller, or only the operator."""
+    return {"description": text, "scope": scope}
+
+
+def _op(text: str) -> dict[str, str]:
+    return _desc(text, "operator")
 
 
 @dataclass(kw_only=True)
@@ -28,10 +35,10 @@ class Context:
     """Run-time configuration. Field docs are shown in LangGraph Studio."""
 
     # --- knowledge base -------------------------------------------------------------------------
-    home: str = field(default="", metadata=_desc(
+    home: str = field(default="", metadata=_op(
         "Knowledge-base home directory (SQLite store + indexes). Empty: $CITEWISE_HOME, else ./.citewise"))
-    chunk_size: int = field(default=800, metadata=_desc("Target chunk size in tokens at ingest (700-1000)."))
-    chunk_overlap: int = field(default=120, metadata=_desc("Token overlap between split chunks (100-150)."))
+    chunk_size: int = field(default=800, metadata=_op("Target chunk size in tokens at ingest (700-1000)."))
+    chunk_overlap: int = field(default=120, metadata=_op("Token overlap between split chunks (100-150)."))
 
     # --- retrieval ------------------------------------------------------------------------------
     top_k: int = field(default=12, metadata=_desc("Fused chunks handed to context assembly."))
@@ -41,9 +48,9 @@ class Context:
         "or reciprocal rank fusion."))
     rrf_k: int = field(default=60, metadata=_desc("RRF constant k (ranks start at 1)."))
     fusion_alpha: float = field(default=0.5, metadata=_desc("Dense weight for z-score fusion (0..1)."))
-    reranker: Literal["none", "heuristic", "cross-encoder"] = field(default="heuristic", metadata=_desc(
-        "Reranking after fusion."))
-    reranker_model: str = field(default="", metadata=_desc("Local path of a CrossEncoder model."))
+    reranker: Literal["none", "heuristic", "cross-encoder", "llm"] = field(default="heuristic", metadata=_desc(
+        "Reranking after fusion: 'llm' scores candidates with the chat model (falls back to heuristic)."))
+    reranker_model: str = field(default="", metadata=_op("Local path of a CrossEncoder model."))
     relevance_threshold: float = field(default=0.5, metadata=_desc(
         "Minimum retrieval relevance (0..1) for the question to count as covered; below it citewise abstains."))
     mmr_lambda: float = field(default=1.0, metadata=_desc(
@@ -52,11 +59,11 @@ class Context:
         "Expand the question with the KB's synonyms.yaml (acronyms, everyday wording) for BM25."))
     detect_facets: bool = field(default=True, metadata=_desc(
         "Detect record keeper / plan type / topic in the question and filter on them."))
-    embedding_model: str = field(default="minilm", metadata=_desc(
+    embedding_model: str = field(default="minilm", metadata=_op(
         "Dense embeddings: 'minilm' (local all-MiniLM-L6-v2) or 'openai:<model>', e.g. openai:text-embedding-3-small. "
         "An index remembers its model; switching needs `citewise reindex --embedding-model`."))
-    embedding_base_url: str = field(default="", metadata=_desc("Base URL for an OpenAI-compatible embeddings API."))
-    vector_store: Literal["local", "pinecone"] = field(default="local", metadata=_desc(
+    embedding_base_url: str = field(default="", metadata=_op("Base URL for an OpenAI-compatible embeddings API."))
+    vector_store: Literal["local", "pinecone"] = field(default="local", metadata=_op(
         "Where dense vectors live: the local index in the home, or Pinecone."))
 
     # --- answer ---------------------------------------------------------------------------------
@@ -69,17 +76,20 @@ class Context:
     context_share: float = field(default=0.7, metadata=_desc("Share of max_tokens given to retrieved context."))
     llm_model: str = field(default="", metadata=_desc(
         "OpenAI-compatible chat model name. Empty: the deterministic extractive generator (offline)."))
-    llm_base_url: str = field(default="", metadata=_desc("Base URL of an OpenAI-compatible server (vLLM, Ollama)."))
+    llm_base_url: str = field(default="", metadata=_op("Base URL of an OpenAI-compatible server (vLLM, Ollama)."))
     llm_temperature: float = field(default=0.1, metadata=_desc("Sampling temperature for the chat model."))
-    llm_timeout: float = field(default=30.0, metadata=_desc("Chat model request timeout in seconds."))
-    llm_max_retries: int = field(default=3, metadata=_desc("Retries with backoff on 429/5xx/timeouts."))
+    llm_timeout: float = field(default=30.0, metadata=_op("Chat model request timeout in seconds."))
+    llm_max_retries: int = field(default=3, metadata=_op("Retries with backoff on 429/5xx/timeouts."))
+    llm_deadline: float = field(default=45.0, metadata=_op(
+        "Seconds of model work allowed per answer, all calls and retries included; then the extractive answer."))
     llm_required_fields: bool = field(default=True, metadata=_desc(
         "With a chat model: add the data implied by the article's eligibility and business rules to its fields."))
     llm_grader: bool = field(default=False, metadata=_desc(
         "With a chat model: also ask it to grade each claim's groundedness and the KB's `Never:` rules."))
-    answer_system_prompt: str = field(default="", metadata=_desc("Override of prompts/answer_system.txt."))
-    answer_user_prompt: str = field(default="", metadata=_desc("Override of prompts/answer_user.txt."))
-    required_data_prompt: str = field(default="", metadata=_desc("Override of prompts/required_data.txt."))
+    answer_system_prompt: str = field(default="", metadata=_op("Override of prompts/answer_system.txt."))
+    answer_user_prompt: str = field(default="", metadata=_op("Override of prompts/answer_user.txt."))
+    required_data_prompt: str = field(default="", metadata=_op("Override of prompts/required_data.txt."))
+    rerank_prompt: str = field(default="", metadata=_op("Override of prompts/rerank.txt."))
 
     # --- required data --------------------------------------------------------------------------
     interrupt_on_missing_data: bool = field(default=False, metadata=_desc(
@@ -88,14 +98,7 @@ class Context:
     def __post_init__(self) -> None:
         hints = get_type_hints(type(self))
         for f in fields(self):
-            default = f.default if f.default is not MISSING else None
-            current = getattr(self, f.name)
-            if current == default:
-                raw = os.environ.get(ENV_PREFIX + f.name.upper())
-                if raw is not None and raw != "":
-                    setattr(self, f.name, _coerce(f.name, hints[f.name], raw))
-            else:
-                setattr(self, f.name, _coerce(f.name, hints[f.name], current))
+            setattr(self, f.name, _coerce(f.name, hints[f.name], getattr(self, f.name)))
         self._validate()
 
     def _validate(self) -> None:
@@ -112,6 +115,9 @@ class Context:
             (0 <= self.max_regenerations <= 3, "max_regenerations must be within 0..3"),
             (64 <= self.chunk_size <= 8000, "chunk_size must be within 64..8000"),
             (0 <= self.chunk_overlap < self.chunk_size // 2, "chunk_overlap must be >= 0 and < chunk_size/2"),
+            (0.0 < self.llm_timeout <= 600, "llm_timeout must be within (0, 600] seconds"),
+            (0.0 < self.llm_deadline <= 600, "llm_deadline must be within (0, 600] seconds"),
+            (0 <= self.llm_max_retries <= 10, "llm_max_retries must be within 0..10"),
         ]
         for ok, message in checks:
             if not ok:
@@ -119,7 +125,7 @@ class Context:
 
     @property
     def home_path(self) -> Path:
-        """Resolved KB home: explicit field, else $CITEWISE_HOME (read in __post_init__), else ./.citewise."""
+        """Resolved KB home: explicit field, else $CITEWISE_HOME, else ./.citewise."""
         return Path(self.home or ".citewise").expanduser().resolve()
 
     def with_overrides(self, **changes: Any) -> Context:
@@ -129,6 +135,27 @@ class Context:
         if unknown:
             raise InputError(f"unknown configuration field(s): {', '.join(unknown)}")
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+
+_dataclass_init = Context.__init__
+
+
+def _init_with_env_defaults(self: Context, **given: Any) -> None:
+    """Explicit values win; an environment variable only fills a field the caller did not give.
+
+    (A copy made by `with_overrides`/`dataclasses.replace` passes every field, so a copy never picks
+    up the environment again.)
+    """
+    known = {f.name for f in fields(Context)}
+    unknown = sorted(set(given) - known)
+    if unknown:
+        raise InputError(f"unknown configuration field(s): {', '.join(unknown)}")
+    from_env = {name: raw for name in known - set(given)
+                if (raw := os.environ.get(ENV_PREFIX + name.upper())) not in (None, "")}
+    _dataclass_init(self, **from_env, **given)
+
+
+Context.__init__ = _init_with_env_defaults  # type: ignore[method-assign]
 
 
 def _coerce(name: str, hint: Any, value: Any) -> Any:

@@ -21,18 +21,18 @@ import ir_measures
 import numpy as np
 from ir_measures import nDCG
 
-from citewise.evals.beir import load_qrels, load_queries
-from citewise.evals.retrieval import prepare
-from citewise.retrieval.bm25 import BM25Index, BM25Params, query_terms
-from citewise.retrieval.hybrid import SearchParams, hybrid_search
-from citewise.retrieval.vectors import ExactIndex
+from ..retrieval.bm25 import BM25Index, BM25Params, query_terms
+from ..retrieval.hybrid import SearchParams, hybrid_search
+from ..retrieval.vectors import ExactIndex
+from .beir import load_qrels, load_queries
+from .retrieval import prepare
 
 
 class Bench:
     def __init__(self, dataset: Path, tune: str, report: str):
-        from citewise.knowledge import index_text
-        from citewise.retrieval.embeddings import get_embedder
-        from citewise.store.sqlite import Store
+        from ..retrieval.embeddings import get_embedder
+        from ..retrieval.snapshot import index_text
+        from ..store.sqlite import Store
 
         home = prepare(dataset)
         self.store = Store(home)

@@ -6,7 +6,7 @@ import csv
 import json
 from pathlib import Path
 
-from citewise.errors import InputError
+from ..errors import InputError
 
 
 def load_queries(dataset: Path) -> dict[str, str]:

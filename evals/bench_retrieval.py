@@ -30,8 +30,8 @@ import ir_measures
 import numpy as np
 from ir_measures import R, nDCG
 
-from citewise.evals.beir import corpus_path, load_qrels, load_queries
-from citewise.evals.retrieval import prepare
+from .beir import corpus_path, load_qrels, load_queries
+from .retrieval import prepare
 
 DEPTH = 100
 
@@ -90,10 +90,10 @@ def load_corpus(dataset: Path) -> tuple[list[str], list[str]]:
 
 # --- the systems ----------------------------------------------------------------------------------
 def citewise_system(home: Path, **_: Any) -> tuple[Callable[[str], list[str]], float]:
-    from citewise.config import Context
-    from citewise.knowledge import build_indexes, forget, open_kb
-    from citewise.retrieval.hybrid import SearchParams
-    from citewise.store.sqlite import Store
+    from ..config import Context
+    from ..retrieval.hybrid import SearchParams
+    from ..retrieval.snapshot import build_indexes, forget, open_kb
+    from ..store.sqlite import Store
 
     ctx = Context()
     started = time.perf_counter()
@@ -218,7 +218,7 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown system(s): {', '.join(unknown)}")
 
-    from citewise.retrieval.embeddings import get_embedder
+    from ..retrieval.embeddings import get_embedder
 
     home = prepare(args.dataset)
     ids, texts = load_corpus(args.dataset)

@@ -21,11 +21,11 @@ import bm25s
 import numpy as np
 import Stemmer
 
-from citewise.evals.beir import load_qrels, load_queries
-from citewise.evals.retrieval import prepare
-from citewise.kb.text import STOPWORDS
-from citewise.retrieval.bm25 import query_terms
-from citewise.retrieval.hybrid import SearchParams
+from ..kb.text import STOPWORDS
+from ..retrieval.bm25 import query_terms
+from ..retrieval.hybrid import SearchParams
+from .beir import load_qrels, load_queries
+from .retrieval import prepare
 
 
 def timed(fn: Any, items: list[Any], repeat: int = 3) -> tuple[float, list[float]]:
@@ -48,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--split", default="test")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    from citewise.knowledge import open_kb
+    from ..retrieval.snapshot import open_kb
 
     kb = open_kb(prepare(args.dataset))
     queries = load_queries(args.dataset)

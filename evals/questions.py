@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import sys
 import tempfile
@@ -15,9 +16,14 @@ from typing import Any
 
 import yaml
 
-from citewise.errors import InputError
+from ..errors import InputError
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def split_of(entry_id: str) -> str:
+    """The fixed dev/test rule of evals/QUESTIONS.md: dev when sha256(id)'s first byte is even."""
+    return "dev" if hashlib.sha256(str(entry_id).encode()).digest()[0] % 2 == 0 else "test"
 
 
 def load_questions(path: Path) -> list[dict[str, Any]]:
@@ -48,7 +54,7 @@ def judge(entry: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
 
 
 def run(questions: list[dict[str, Any]], home: Path, **context: Any) -> dict[str, Any]:
-    from citewise.api import ask
+    from ..api import ask
 
     rows = []
     latencies = []
@@ -76,8 +82,8 @@ def run(questions: list[dict[str, Any]], home: Path, **context: Any) -> dict[str
 def synonym_effect(questions: list[dict[str, Any]], home: Path, kinds: tuple[str, ...] = ("acronym", "colloquial"),
                    method: str = "bm25") -> dict[str, Any]:
     """Rank of the expected article in one retrieval branch, with and without synonym expansion."""
-    from citewise.knowledge import open_kb
-    from citewise.retrieval.hybrid import SearchParams
+    from ..retrieval.hybrid import SearchParams
+    from ..retrieval.snapshot import open_kb
 
     kb = open_kb(home)
     params = SearchParams(k=50, candidate_k=100, method=method)  # type: ignore[arg-type]
@@ -89,7 +95,7 @@ def synonym_effect(questions: list[dict[str, Any]], home: Path, kinds: tuple[str
         expansions = kb.synonyms.expansions(q["question"])
 
         def rank(extra: list[str], q: dict[str, Any] = q, allowed: list[str] = allowed) -> int | None:
-            docs = list(dict.fromkeys(h["doc_id"] for h in kb.search(q["question"], params=params, expansions=extra)))
+            docs = list(dict.fromkeys(h.doc_id for h in kb.search(q["question"], params=params, expansions=extra)))
             return next((i + 1 for i, d in enumerate(docs) if d in allowed), None)
 
         rows.append({"id": q["id"], "question": q["question"], "expansions": expansions,
@@ -115,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="citewise-eval-") as tmp:
         home = args.home
         if home is None:
-            from citewise.ingest import ingest
+            from ..kb.ingest import ingest
 
             home = Path(tmp)
             ingest([args.kb], home, progress=False)

@@ -21,8 +21,8 @@ import ir_measures
 import numpy as np
 from ir_measures import RR, P, R, nDCG
 
-from citewise.evals.beir import corpus_path, load_qrels, load_queries
-from citewise.retrieval.hybrid import SearchParams
+from ..retrieval.hybrid import SearchParams
+from .beir import corpus_path, load_qrels, load_queries
 
 MEASURES = [nDCG @ 10, R @ 10, R @ 100, RR @ 10, P @ 3]
 NAMES = {"nDCG@10": "ndcg@10", "R@10": "recall@10", "R@100": "recall@100", "RR@10": "mrr@10", "P@3": "p@3"}
@@ -30,14 +30,14 @@ NAMES = {"nDCG@10": "ndcg@10", "R@10": "recall@10", "R@100": "recall@100", "RR@1
 
 def eval_home(dataset: Path) -> Path:
     """A persistent home per dataset so repeated evaluations re-ingest nothing."""
-    from citewise.retrieval.embeddings import cache_dir
+    from ..retrieval.embeddings import cache_dir
 
     key = hashlib.sha1(str(dataset.resolve()).encode()).hexdigest()[:10]
     return cache_dir() / "eval-homes" / f"{dataset.name}-{key}"
 
 
 def prepare(dataset: Path, home: Path | None = None) -> Path:
-    from citewise.ingest import ingest
+    from ..kb.ingest import ingest
 
     home = home or eval_home(dataset)
     ingest([corpus_path(dataset)], home, progress=sys.stderr.isatty())
@@ -96,8 +96,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
 
-    from citewise.config import Context
-    from citewise.knowledge import open_kb
+    from ..config import Context
+    from ..retrieval.snapshot import open_kb
 
     ctx = Context()
     home = prepare(args.dataset, args.home)

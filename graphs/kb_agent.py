@@ -3,10 +3,15 @@
     START -> intake -> extract_required_data --(mode=required_data)--> END
                                              --(answer)-------------> retrieve
     retrieve --(nothing relevant)--> abstain -> END
-             --(relevant)----------> assemble_context -> generate -> check_guardrails
+             --(relevant)----------> assemble_context -> generate
+    generate --(model: excerpts do not answer)--> abstain -> END
+             --(draft)--> check_guardrails
     check_guardrails --(failed, retries left)--> generate          (bounded by max_regenerations)
                      --(failed / low confidence)--> uncertain -> END
                      --(passed)--> END   (decision can_proceed, or needs_data if fields are missing)
+
+Each node is a thin adapter over one engine step (citewise.engine); each routing function below
+asks `engine.routes`, which `engine.answer` asks too, so the graph and the plain pipeline agree.
 """
 
 from __future__ import annotations
@@ -16,9 +21,10 @@ from typing import Any, Literal
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
-from citewise.config import Context, context_from
-from citewise.graphs.state import InputState, OutputState, State
-from citewise.nodes import (
+from ..config import Context, context_from
+from ..engine import routes
+from ..engine.records import Draft, Retrieval, load
+from ..nodes import (
     abstain,
     assemble_context,
     check_guardrails,
@@ -28,32 +34,32 @@ from citewise.nodes import (
     retrieve,
     uncertain,
 )
+from .state import InputState, OutputState, State
 
 
 def route_after_required_data(state: dict[str, Any]) -> Literal["retrieve", "__end__"]:
     """`required_data` mode ends with the field list; `answer` mode goes on to retrieval."""
-    return END if state.get("mode") == "required_data" else "retrieve"
+    return END if routes.after_required_data(state.get("mode") or "answer") == "end" else "retrieve"
 
 
 def route_after_retrieve(state: dict[str, Any], runtime: Runtime[Context]) -> Literal["assemble_context", "abstain"]:
     """Abstain before any generation when retrieval found nothing relevant enough."""
-    ctx = context_from(runtime.context)
-    relevance = (state.get("relevance") or {}).get("score", 0.0)
-    if not state.get("hits") or relevance < ctx.relevance_threshold:
-        return "abstain"
-    return "assemble_context"
+    retrieval = load(Retrieval, state["retrieval"])
+    return routes.after_retrieve(bool(retrieval.hits), retrieval.relevance, context_from(runtime.context))
+
+
+def route_after_generate(state: dict[str, Any]) -> Literal["check_guardrails", "abstain"]:
+    """A model that finds the excerpts do not answer the question abstains with its reason."""
+    return routes.after_generate(load(Draft, state["draft"]))
 
 
 def route_after_guardrails(state: dict[str, Any],
                            runtime: Runtime[Context]) -> Literal["generate", "uncertain", "__end__"]:
     """A failed check earns a bounded regeneration; a second failure or low confidence is `uncertain`."""
-    ctx = context_from(runtime.context)
-    passed = (state.get("guardrails") or {}).get("passed", False)
-    if not passed and int(state.get("attempts") or 0) <= ctx.max_regenerations:
-        return "generate"
-    if not passed or float(state.get("confidence") or 0.0) < ctx.confidence_threshold:
-        return "uncertain"
-    return END
+    guard = state.get("guardrails") or {}
+    step = routes.after_check(bool(guard.get("passed")), float(state.get("confidence") or 0.0),
+                              int(state.get("attempts") or 0), context_from(runtime.context))
+    return END if step == "end" else step
 
 
 def build_graph(*, checkpointer: Any = None, name: str = "kb_agent") -> Any:
@@ -73,7 +79,7 @@ def build_graph(*, checkpointer: Any = None, name: str = "kb_agent") -> Any:
     builder.add_conditional_edges("extract_required_data", route_after_required_data, ["retrieve", END])
     builder.add_conditional_edges("retrieve", route_after_retrieve, ["assemble_context", "abstain"])
     builder.add_edge("assemble_context", "generate")
-    builder.add_edge("generate", "check_guardrails")
+    builder.add_conditional_edges("generate", route_after_generate, ["check_guardrails", "abstain"])
     builder.add_conditional_edges("check_guardrails", route_after_guardrails, ["generate", "uncertain", END])
     builder.add_edge("abstain", END)
     builder.add_edge("uncertain", END)

@@ -7,6 +7,9 @@ from typing import Annotated, Any, Literal, NotRequired, Required  # pydantic ne
 
 from typing_extensions import TypedDict
 
+# The output's records are the engine's (values travel as their JSON; these types give the schema).
+from ..engine.records import Citation, Dropped, Section, Violation
+
 Decision = Literal["can_proceed", "needs_data", "uncertain", "out_of_scope"]
 
 
@@ -18,34 +21,20 @@ class InputState(TypedDict, total=False):
     collected_data: dict[str, Any]
     """Data already collected, by field key (matched case- and punctuation-insensitively)."""
     max_tokens: int
-    """Token budget of the answer call (64-16000, default 1500); 70% goes to context."""
+    """Token budget of the answer (default 1500; at least 175, enough for one excerpt at the default
+    context share); 70% goes to context, the rest bounds the model's reply."""
     mode: Literal["answer", "required_data"]
     """`required_data` stops after listing the fields to collect; absent: detected from the question."""
-
-
-class Section(TypedDict):
-    topic: str
-    answer_components: list[str]
-    steps: list[str]
-    warnings: list[str]
 
 
 class Response(TypedDict):
     text: str
     sections: list[Section]
-    unsupported: NotRequired[list[str]]  # on the uncertain path: statements removed as unsupported
 
 
-class Citation(TypedDict):
-    id: str
-    chunk_id: str
-    doc_id: str
-    title: str
-    chunk_type: str
-    tier: str
-    score: float
-    snippet: str
-    metadata: dict[str, Any]
+class Review(TypedDict):
+    dropped: list[Dropped]
+    """Claims verification removed, for a reviewer (personal data masked); never shown in `response.text`."""
 
 
 class ArticleReference(TypedDict):
@@ -72,29 +61,28 @@ class RequiredFields(TypedDict):
     by_article: NotRequired[dict[str, Any]]  # when parallel articles tie: their fields, per article
 
 
-class Violation(TypedDict):
-    rule: str
-    detail: str
-    action: str
-
-
 class GuardrailReport(TypedDict):
     passed: bool
     violations: list[Violation]
 
 
 def merge_metadata(left: dict[str, Any] | None, right: dict[str, Any] | None) -> dict[str, Any]:
-    """Nodes each add their part of `metadata`; per-node timings accumulate (a retried node adds up)."""
+    """Nodes each add their part of `metadata`; per-node timings and model usage accumulate
+    (a retried node adds up)."""
     out = dict(left or {})
     for key, value in (right or {}).items():
-        if key == "timings_ms" and isinstance(value, dict):
-            timings = dict(out.get("timings_ms") or {})
-            for node, ms in value.items():
-                timings[node] = round(timings.get(node, 0.0) + ms, 3)
-            out["timings_ms"] = timings
+        if key in ("timings_ms", "model") and isinstance(value, dict):
+            total = dict(out.get(key) or {})
+            for name, amount in value.items():
+                total[name] = round(total.get(name, 0) + amount, 3)
+            out[key] = total
         else:
             out[key] = value
     return out
+
+
+def add_seconds(left: float | None, right: float | None) -> float:
+    return round((left or 0.0) + (right or 0.0), 4)
 
 
 class OutputState(TypedDict, total=False):
@@ -108,21 +96,20 @@ class OutputState(TypedDict, total=False):
     invalid_fields: dict[str, str]
     guardrails: GuardrailReport
     needs_review: bool
+    review: Review
     metadata: Annotated[dict[str, Any], merge_metadata]
 
 
 class State(InputState, OutputState, total=False):
-    """Working state. Everything here is plain JSON so any checkpointer can persist it."""
+    """Working state: engine records as JSON (engine/records.py), so any checkpointer can persist it."""
 
-    expansions: list[str]
-    detected_facets: dict[str, list[str]]
-    facet_filters: dict[str, Any]
-    article_candidates: list[dict[str, Any]]
-    hits: list[dict[str, Any]]
-    relevance: dict[str, float]
-    context: dict[str, Any]
-    draft: dict[str, Any]
+    kb_generation: int  # the KB snapshot pinned at intake
+    inquiry: dict[str, Any]  # records.Inquiry
+    resolution: dict[str, Any] | None  # records.Resolution
+    retrieval: dict[str, Any] | None  # records.Retrieval
+    context: dict[str, Any] | None  # records.ContextPack
+    draft: dict[str, Any] | None  # records.Draft
+    verdict: dict[str, Any] | None  # records.Verdict
+    feedback: dict[str, Any] | None  # records.Feedback, for a regeneration
     attempts: int
-    feedback: list[dict[str, str]]
-    avoid: list[str]
-    unsupported_claims: list[str]
+    model_seconds: Annotated[float, add_seconds]  # model time spent on this answer (llm_deadline bounds it)

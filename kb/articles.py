@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from citewise.errors import IngestError
+from ..errors import IngestError
 
 # Bump when parsing or chunking changes what a file becomes: stores re-parse every file once.
 PARSER_VERSION = "2"
@@ -42,6 +42,8 @@ SECTION_KINDS: dict[str, tuple[str, str]] = {
     "related": ("background", "low"),
 }
 CONTENT = ("content", "medium")
+# The format's facets: front-matter keys whose values the agent recognises in questions and filters on.
+FACETS = ("record_keeper", "plan_type", "topic")
 _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 
 

@@ -3,15 +3,12 @@ list-item boundaries (then sentences, then tokens) with a token overlap between 
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from citewise.budget import count_tokens, truncate_to_tokens
-from citewise.kb.articles import Document
-from citewise.kb.text import slug, split_sentences
-
-_ITEM_START = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
+from .articles import Document
+from .text import blocks, slug, split_sentences
+from .tokens import count_tokens, truncate_to_tokens
 
 
 @dataclass
@@ -25,25 +22,6 @@ class Chunk:
     text: str
     tokens: int
     metadata: dict[str, Any] = field(default_factory=dict)
-
-
-def _units(text: str) -> list[str]:
-    """Paragraphs, with each list item its own unit (item continuation lines stay with it)."""
-    units: list[str] = []
-    for block in re.split(r"\n\s*\n", text.strip()):
-        lines = block.splitlines()
-        if any(_ITEM_START.match(ln) for ln in lines):
-            current: list[str] = []
-            for ln in lines:
-                if _ITEM_START.match(ln) and current:
-                    units.append("\n".join(current))
-                    current = []
-                current.append(ln)
-            if current:
-                units.append("\n".join(current))
-        elif block.strip():
-            units.append(block.strip())
-    return units
 
 
 def _fit(unit: str, size: int) -> list[str]:
@@ -67,7 +45,7 @@ def split_section(text: str, size: int, overlap: int) -> list[str]:
     """Greedy packing of units up to `size` tokens; the next chunk restates up to `overlap` tokens."""
     if count_tokens(text) <= size:
         return [text.strip()]
-    units = [piece for unit in _units(text) for piece in _fit(unit, size)]
+    units = [piece for unit, _ in blocks(text) for piece in _fit(unit, size)]
     chunks: list[list[str]] = []
     current: list[str] = []
     current_tokens = 0

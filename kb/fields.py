@@ -6,12 +6,13 @@ Format (one field per list item):
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import asdict, dataclass
 from datetime import date, datetime
 from typing import Any
 
-from citewise.kb.text import slug
+from .text import slug
 
 DATA_TYPES = ("text", "currency", "date", "boolean", "number")
 TYPE_ALIASES = {"string": "text", "str": "text", "amount": "currency", "money": "currency", "dollars": "currency",
@@ -94,10 +95,14 @@ def validate_value(data_type: str, value: Any) -> tuple[bool, Any, str]:
             multiplier = 1.0
             if text[-1:].lower() == "k" and data_type == "currency":
                 text, multiplier = text[:-1], 1000.0
+            elif text.endswith("%") and data_type == "number":  # "50%": a percentage field given with its sign
+                text = text[:-1].strip()
             try:
                 number = float(text) * multiplier
             except ValueError:
                 return False, None, f"{value!r} is not a {'dollar amount' if data_type == 'currency' else 'number'}"
+        if not math.isfinite(number):
+            return False, None, f"{value!r} is not a finite {'amount' if data_type == 'currency' else 'number'}"
         if data_type == "currency" and number < 0:
             return False, None, f"{value!r} is a negative amount"
         return True, round(number, 2) if data_type == "currency" else number, ""

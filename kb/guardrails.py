@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from citewise.kb.text import clean_markdown
+from .text import clean_markdown
 
 _MARKER = re.compile(r"^\s*(?:[-*+•]|\d+[.)])?\s*(never say|never|always)\s*:\s*(.*)$", re.IGNORECASE)
 _QUOTED = re.compile(r"[\"“”']([^\"“”']+)[\"“”']")
@@ -57,14 +57,14 @@ _LEAD = re.compile(r"^(?:always\s*:?\s*)?(?:(?:mention|state|explain|say|note|st
 
 def rule_terms(rule: str) -> set[str]:
     """The content terms of a prose rule: what an answer must say, not the instruction to say it."""
-    from citewise.kb.text import terms
+    from .text import terms
 
     return {t for t in terms(rule) if t not in _INSTRUCTION}
 
 
 def reflects(rule: str, text: str, threshold: float = 0.7) -> bool:
     """True when `text` states most of the rule's content terms."""
-    from citewise.kb.text import term_set
+    from .text import term_set
 
     wanted = rule_terms(rule)
     return bool(wanted) and len(wanted & term_set(text)) / len(wanted) >= threshold

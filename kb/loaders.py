@@ -6,8 +6,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from citewise.errors import IngestError
-from citewise.kb.articles import Document, parse_beir_line, parse_markdown
+from ..errors import IngestError
+from .articles import Document, parse_beir_line, parse_markdown
 
 TEXT_SUFFIXES = {".md", ".markdown", ".txt"}
 JSONL_SUFFIXES = {".jsonl"}

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import yaml
 
-from citewise.errors import IngestError
-from citewise.kb.text import normalize
+from ..errors import IngestError
+from .text import normalize
 
 
 def load_synonyms(path: Path) -> dict[str, list[str]]:

@@ -21,7 +21,7 @@ _ACRONYM_PLURAL = re.compile(r"\b([A-Z]{2,})'?s\b")
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9$])")
 _MARKDOWN_NOISE = re.compile(r"(\*\*|__|`|^#+\s*|^\s*>\s?)", re.MULTILINE)
-_BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
+BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")  # a list item's marker
 
 STOPWORDS: frozenset[str] = frozenset(STOPWORDS_EN) | {"s", "t", "can", "will", "would", "could", "should",
                                                         "may", "might", "must", "shall", "do", "does", "did",
@@ -75,26 +75,38 @@ def clean_markdown(text: str) -> str:
     return _MARKDOWN_NOISE.sub("", text)
 
 
-def split_items(text: str) -> list[str]:
-    """Split a chunk into answerable units: list items are units, paragraphs split into sentences."""
-    units: list[str] = []
-    for block in re.split(r"\n\s*\n", clean_markdown(text)):
-        lines = [ln for ln in block.splitlines() if ln.strip()]
+def blocks(text: str) -> list[tuple[str, bool]]:
+    """Paragraphs, each list item its own block (its continuation lines stay with it), as written.
+
+    Returns (block, from_a_list): the chunker packs these blocks; `split_items` refines them.
+    """
+    out: list[tuple[str, bool]] = []
+    for para in re.split(r"\n\s*\n", text.strip()):
+        lines = [ln for ln in para.splitlines() if ln.strip()]
         if not lines:
             continue
-        if any(_BULLET.match(ln) for ln in lines):
-            current: list[str] = []
-            for ln in lines:
-                if _BULLET.match(ln):
-                    if current:
-                        units.append(" ".join(current))
-                    current = [_BULLET.sub("", ln).strip()]
-                else:
-                    current.append(ln.strip())
-            if current:
-                units.append(" ".join(current))
+        if not any(BULLET.match(ln) for ln in lines):
+            out.append(("\n".join(lines).strip(), False))
+            continue
+        current: list[str] = []
+        for ln in lines:
+            if BULLET.match(ln) and current:
+                out.append(("\n".join(current), True))
+                current = []
+            current.append(ln)
+        if current:
+            out.append(("\n".join(current), True))
+    return out
+
+
+def split_items(text: str) -> list[str]:
+    """Answerable units of a chunk: list items (marker removed), and the sentences of paragraphs."""
+    units: list[str] = []
+    for block, from_list in blocks(clean_markdown(text)):
+        if from_list:
+            units.append(" ".join(BULLET.sub("", ln).strip() for ln in block.splitlines()))
         else:
-            units.extend(split_sentences(" ".join(ln.strip() for ln in lines)))
+            units.extend(split_sentences(" ".join(ln.strip() for ln in block.splitlines())))
     return [u.strip() for u in units if len(u.strip()) > 1]
 
 

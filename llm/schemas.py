@@ -1,4 +1,4 @@
-"""Structured-output schemas (pydantic) for the chat model, and their conversion to the answer JSON."""
+"""Structured-output schemas (pydantic) for what citewise asks a chat model."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ class AnswerSection(BaseModel):
 
 class AnswerOutput(BaseModel):
     cannot_answer: bool = Field(default=False, description="True when the excerpts do not answer the question.")
+    reason: str = Field(default="", description="When cannot_answer: what the excerpts lack, in one sentence.")
     sections: list[AnswerSection] = Field(default_factory=list)
 
 
@@ -39,15 +40,26 @@ class RequiredDataOutput(BaseModel):
     fields: list[ExtractedField] = Field(default_factory=list)
 
 
-def to_sections(answer: AnswerOutput) -> list[dict]:
-    """Items become strings with inline [C#] markers, the shape every generator returns."""
+class ClaimVerdict(BaseModel):
+    claim: int = Field(description="Claim number.")
+    supported: bool
+    reason: str = ""
 
-    def item(i: CitedItem) -> str:
-        cites = "".join(f" [{c.strip().strip('[]')}]" for c in i.citations if c.strip())
-        return f"{i.text.strip()}{cites}"
 
-    if answer.cannot_answer:
-        return []
-    return [{"topic": s.topic, "answer_components": [item(i) for i in s.answer_components],
-             "steps": [item(i) for i in s.steps], "warnings": [item(i) for i in s.warnings]}
-            for s in answer.sections]
+class RuleBreak(BaseModel):
+    claim: int
+    rule: str
+
+
+class GraderOutput(BaseModel):
+    verdicts: list[ClaimVerdict] = Field(default_factory=list)
+    rule_breaks: list[RuleBreak] = Field(default_factory=list)
+
+
+class RerankScore(BaseModel):
+    id: int = Field(description="Passage number.")
+    score: float = Field(description="0 = unrelated, 10 = answers the question directly.")
+
+
+class RerankOutput(BaseModel):
+    scores: list[RerankScore] = Field(default_factory=list)

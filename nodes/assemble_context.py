@@ -1,4 +1,4 @@
-"""assemble_context: tiered, budgeted, labelled context (critical chunks of the matched article first)."""
+"""assemble_context: tiered, budgeted, labelled context, critical chunks of the article first (engine.assemble)."""
 
 from __future__ import annotations
 
@@ -6,20 +6,18 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from citewise.assembly import assemble
-from citewise.config import Context
-from citewise.nodes.common import ctx_of, kb_of, timed
+from ..config import Context
+from ..engine.assemble import assemble
+from ..engine.outcomes import pack_metadata
+from ..engine.records import Inquiry, Resolution, Retrieval, dump, load
+from .common import node, snapshot
 
 
-@timed("assemble_context")
+@node("assemble_context")
 def assemble_context(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
-    ctx = ctx_of(runtime)
-    ref = state.get("article_reference") or {}
-    article_id = ref.get("article_id")
-    article_chunks = kb_of(ctx).chunks_of(article_id) if article_id else []
-    budget = int(ctx.context_share * state["max_tokens"])
-    built = assemble(state.get("hits") or [], article_chunks, article_id, budget)
-    return {"context": built,
-            "metadata": {"context_tokens": built["tokens"], "context_budget": built["budget"],
-                         "chunks_used": len(built["chunks"]), "tiers_used": built["tiers_used"],
-                         "instructions_neutralized": built["instructions_neutralized"]}}
+    kb, ctx = snapshot(state, runtime)
+    resolution, inquiry = load(Resolution, state["resolution"]), load(Inquiry, state["inquiry"])
+    article_chunks = kb.chunks_of(resolution.article_id) if resolution.article_id else []
+    pack = assemble(load(Retrieval, state["retrieval"]).hits, article_chunks, resolution.article_id,
+                    int(ctx.context_share * inquiry.max_tokens))
+    return {"context": dump(pack), "metadata": pack_metadata(pack)}

@@ -1,4 +1,8 @@
-"""What every node needs: its configuration, the (process-cached) knowledge base, and timing."""
+"""What every node needs: its configuration, the run's pinned KB snapshot, the model clock, timing.
+
+Nodes are adapters of (state, runtime) -> partial update: they load records from the JSON state,
+call one engine step, and dump the result back. This module is the only shared piece.
+"""
 
 from __future__ import annotations
 
@@ -10,30 +14,40 @@ from typing import Any
 from langgraph.runtime import Runtime
 from langgraph.types import Overwrite
 
-from citewise.config import Context, context_from
-from citewise.knowledge import KnowledgeBase, open_kb
-from citewise.retrieval.hybrid import SearchParams
+from ..config import Context, context_from
+from ..engine.pipeline import open_snapshot
+from ..llm.chat import ModelClock
+from ..retrieval.snapshot import KnowledgeBase
+
+Node = Callable[[dict[str, Any], Runtime[Context]], dict[str, Any]]
 
 
 def ctx_of(runtime: Runtime[Context] | None) -> Context:
     return context_from(getattr(runtime, "context", None))
 
 
-def kb_of(ctx: Context) -> KnowledgeBase:
-    return open_kb(ctx.home_path, ctx.vector_store, ctx.embedding_model, ctx.embedding_base_url)
+def snapshot(state: dict[str, Any], runtime: Runtime[Context]) -> tuple[KnowledgeBase, Context]:
+    """The KB snapshot this run pinned at intake (so every node sees one generation), and the context."""
+    ctx = ctx_of(runtime)
+    return open_snapshot(ctx, state.get("kb_generation")), ctx
 
 
-def search_params(ctx: Context, k: int | None = None) -> SearchParams:
-    return SearchParams(k=k or ctx.top_k, candidate_k=ctx.candidate_k, method="hybrid", fusion=ctx.fusion,
-                        rrf_k=ctx.rrf_k, alpha=ctx.fusion_alpha)
+def clock_of(state: dict[str, Any], ctx: Context) -> ModelClock:
+    """Model time left for this answer: the budget minus what earlier nodes (and runs before a resume) spent."""
+    return ModelClock(limit=ctx.llm_deadline, spent=float(state.get("model_seconds") or 0.0))
 
 
-def timed(name: str) -> Callable[[Callable[..., dict[str, Any]]], Callable[..., dict[str, Any]]]:
+def model_update(clock: ModelClock, before: float) -> dict[str, Any]:
+    """The model time and tokens a node used, for the state's accumulating channels."""
+    return {"model_seconds": round(clock.spent - before, 4), "metadata": {"model": dict(clock.usage)}}
+
+
+def node(name: str) -> Callable[[Node], Node]:
     """Record the node's wall time in metadata.timings_ms (shown in the output and in Studio)."""
 
-    def wrap(fn: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
+    def wrap(fn: Node) -> Node:
         @functools.wraps(fn)
-        def node(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
+        def run(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
             started = time.perf_counter()
             update = fn(state, runtime)
             ms = round((time.perf_counter() - started) * 1000, 3)
@@ -44,17 +58,6 @@ def timed(name: str) -> Callable[[Callable[..., dict[str, Any]]], Callable[..., 
                 update["metadata"] = {**(meta or {}), "timings_ms": {name: ms}}
             return update
 
-        return node
+        return run
 
     return wrap
-
-
-def plain(value: Any) -> Any:
-    """NumPy scalars -> Python numbers, recursively, so state stays JSON/msgpack friendly."""
-    if isinstance(value, dict):
-        return {k: plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [plain(v) for v in value]
-    if hasattr(value, "item") and callable(value.item):
-        return value.item()
-    return value

@@ -1,4 +1,4 @@
-"""intake: validate and normalise the inputs, expand synonyms, detect facets, pick the mode."""
+"""intake: validate the inputs, pin the KB snapshot, understand the question (engine.inquiry)."""
 
 from __future__ import annotations
 
@@ -7,48 +7,24 @@ from typing import Any
 from langgraph.runtime import Runtime
 from langgraph.types import Overwrite
 
-from citewise.config import Context
-from citewise.nodes.common import ctx_of, kb_of, timed
-from citewise.query import detect_mode, facet_filter, validate_inputs
+from ..config import Context
+from ..engine.inquiry import understand
+from ..engine.outcomes import EMPTY_FIELDS, start_metadata
+from ..engine.records import dump
+from .common import ctx_of, node, open_snapshot
 
 
-@timed("intake")
+@node("intake")
 def intake(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
     ctx = ctx_of(runtime)
-    inputs = validate_inputs(state)
-    kb = kb_of(ctx)
-    question = inputs["question"]
-    expansions = kb.synonyms.expansions(question) if ctx.expand_synonyms else []
-    detected = kb.facet_detector.detect(" ".join([question, *expansions])) if ctx.detect_facets else {}
-    mode = inputs["mode"] or detect_mode(question)
-    return {
-        **inputs,
-        "mode": mode,
-        "expansions": expansions,
-        "detected_facets": detected,
-        "facet_filters": facet_filter(detected, inputs["filters"]),
-        # A thread can carry several runs: every output starts fresh.
-        "decision": "uncertain",
-        "confidence": 0.0,
-        "response": {"text": "", "sections": []},
-        "citations": [],
-        "article_reference": None,
-        "article_candidates": [],
-        "required_fields": {"participant_data": [], "plan_data": []},
-        "missing_fields": [],
-        "invalid_fields": {},
-        "guardrails": {"passed": True, "violations": []},
-        "needs_review": False,
-        "hits": [],
-        "context": {},
-        "draft": {},
+    kb = open_snapshot(ctx)  # pinned: every later node opens this generation
+    inquiry = understand(kb, ctx, state)
+    return {  # a thread can carry several runs: every output starts fresh
+        "mode": inquiry.mode, "inquiry": dump(inquiry), "kb_generation": kb.generation, "model_seconds": Overwrite(0.0),
+        "decision": "uncertain", "confidence": 0.0, "response": {"text": "", "sections": []}, "citations": [],
+        "article_reference": None, "required_fields": dict(EMPTY_FIELDS), "missing_fields": [], "invalid_fields": {},
+        "guardrails": {"passed": True, "violations": []}, "needs_review": False, "review": {"dropped": []},
+        "resolution": None, "retrieval": None, "context": None, "draft": None, "verdict": None, "feedback": None,
         "attempts": 0,
-        "feedback": [],
-        "avoid": [],
-        "unsupported_claims": [],
-        "metadata": Overwrite({"mode": mode, "facets_detected": detected, "expansions": expansions,
-                               "generator": None, "context_tokens": 0,
-                               "context_budget": int(ctx.context_share * inputs["max_tokens"]),
-                               "chunks_retrieved": 0, "chunks_used": 0,
-                               "tiers_used": {"critical": 0, "high": 0, "medium": 0, "low": 0}}),
+        "metadata": Overwrite(start_metadata(inquiry, ctx, kb.generation)),
     }

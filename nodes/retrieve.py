@@ -1,4 +1,4 @@
-"""retrieve: hybrid BM25 + dense search under the same filters, fused, reranked, scored for relevance."""
+"""retrieve: hybrid search for the context, reranked and scored for relevance (engine.search)."""
 
 from __future__ import annotations
 
@@ -6,15 +6,19 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from citewise.config import Context
-from citewise.nodes.common import ctx_of, kb_of, timed
-from citewise.nodes.search import search
+from ..config import Context
+from ..engine.outcomes import retrieval_metadata
+from ..engine.records import Inquiry, Resolution, dump, load
+from ..engine.search import search
+from .common import clock_of, model_update, node, snapshot
 
 
-@timed("retrieve")
+@node("retrieve")
 def retrieve(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
-    ctx = ctx_of(runtime)
-    hits, rel, used, relaxed = search(kb_of(ctx), ctx, state)
-    return {"hits": hits, "relevance": rel,
-            "metadata": {"chunks_retrieved": len(hits), "filters_applied": used, "facets_relaxed": relaxed,
-                         "relevance": rel, "fusion": ctx.fusion, "reranker": ctx.reranker}}
+    kb, ctx = snapshot(state, runtime)
+    clock = clock_of(state, ctx)
+    resolution = load(Resolution, state["resolution"])
+    retrieval = search(kb, ctx, load(Inquiry, state["inquiry"]), facet_filters=resolution.facet_filters, clock=clock)
+    used = model_update(clock, float(state.get("model_seconds") or 0))
+    return {**used, "retrieval": dump(retrieval),
+            "metadata": {**used["metadata"], **retrieval_metadata(retrieval, ctx)}}

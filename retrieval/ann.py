@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from citewise.retrieval.vectors import VECTORS_FILE, _best
+from .vectors import VECTORS_FILE, _best
 
 ANN_MIN_ROWS = int(os.environ.get("CITEWISE_ANN_MIN_ROWS", "200000"))
 ANN_FILE = "ivf_sq8.faiss"

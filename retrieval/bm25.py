@@ -16,7 +16,8 @@ from pathlib import Path
 import bm25s
 import numpy as np
 
-from citewise.kb.text import ANALYZER_ID, terms
+from ..kb.text import ANALYZER_ID, terms
+from .bm25s_adapter import postings
 
 PARAMS_FILE = "citewise_bm25.json"
 
@@ -48,12 +49,10 @@ class BM25Index:
     def __init__(self, retriever: bm25s.BM25, params: BM25Params):
         self.retriever = retriever
         self.params = params
-        scores = retriever.scores
-        self._data = np.asarray(scores["data"], dtype=np.float32)
-        self._indices = np.asarray(scores["indices"], dtype=np.int64)
-        self._indptr = np.asarray(scores["indptr"], dtype=np.int64)
-        self.n = int(scores["num_docs"])
-        self.vocab: dict[str, int] = retriever.vocab_dict
+        index = postings(retriever)
+        self._data, self._indices, self._indptr = index.data, index.indices, index.indptr
+        self.n = index.num_docs
+        self.vocab: dict[str, int] = index.vocab
         df = np.diff(self._indptr)
         self._idf = np.log(1 + (self.n - df + 0.5) / (df + 0.5)).astype(np.float32)
 

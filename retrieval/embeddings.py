@@ -206,11 +206,11 @@ def get_embedder(name: str = "minilm", base_url: str = "") -> Embedder:
             if key[0] == "minilm":
                 emb = MiniLMEmbedder()
             elif name.startswith("openai:") and len(name) > 7:
-                from citewise.retrieval.openai_embeddings import OpenAIEmbedder
+                from .openai_embeddings import OpenAIEmbedder
 
                 emb = OpenAIEmbedder(name.split(":", 1)[1], base_url)
             else:
-                from citewise.errors import ConfigError
+                from ..errors import ConfigError
 
                 raise ConfigError(f"unknown embedding model {name!r} (use 'minilm' or 'openai:<model>')")
             _EMBEDDERS[key] = emb

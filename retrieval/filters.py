@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from citewise.errors import InputError
+from ..errors import InputError
 
 COMPARISON = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin", "$exists")
 LOGICAL = ("$and", "$or")

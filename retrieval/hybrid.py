@@ -7,9 +7,9 @@ from typing import Literal
 
 import numpy as np
 
-from citewise.retrieval.bm25 import BM25Index, top_k
-from citewise.retrieval.fusion import rrf, zscore
-from citewise.retrieval.vectors import VectorIndex
+from .bm25 import BM25Index, top_k
+from .fusion import rrf, zscore
+from .vectors import VectorIndex
 
 Method = Literal["bm25", "dense", "hybrid"]
 

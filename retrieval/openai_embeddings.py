@@ -13,8 +13,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from citewise.errors import ConfigError
-from citewise.retrieval.embeddings import VectorCache, text_key
+from ..errors import ConfigError
+from .embeddings import VectorCache, text_key
 
 
 class OpenAIEmbedder:

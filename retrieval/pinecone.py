@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from citewise.errors import ConfigError
+from ..errors import ConfigError
 
 SENTINEL = "__citewise_manifest__"
 TEXT_KEY = "chunk_id"

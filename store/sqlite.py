@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from citewise.kb.chunker import Chunk
+from ..kb.chunker import Chunk
 
 SCHEMA = """
 PRAGMA journal_mode=WAL;
@@ -72,6 +72,16 @@ class Store:
             conn.execute("ROLLBACK")
             raise
         conn.execute("COMMIT")
+
+    @contextmanager
+    def reading(self) -> Iterator[sqlite3.Connection]:
+        """A read transaction: every read inside it sees the same committed state (WAL snapshot)."""
+        conn = self.conn()
+        conn.execute("BEGIN")
+        try:
+            yield conn
+        finally:
+            conn.execute("COMMIT")
 
     # --- meta ---------------------------------------------------------------------------------
     def get_meta(self, key: str, default: str | None = None) -> str | None:

@@ -21,7 +21,7 @@ for var in [v for v in os.environ if v.startswith("CITEWISE_") and v != "CITEWIS
 
 @pytest.fixture(scope="session")
 def kb_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from citewise.ingest import ingest
+    from citewise.kb.ingest import ingest
 
     home = tmp_path_factory.mktemp("kb-home")
     summary = ingest([SAMPLE_KB], home, progress=False)

@@ -5,9 +5,9 @@ import itertools
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from citewise.budget import count_tokens
 from citewise.kb.articles import Document, Section
 from citewise.kb.chunker import chunk_document, split_section
+from citewise.kb.tokens import count_tokens
 
 
 def _doc(*sections: Section) -> Document:

@@ -2,8 +2,9 @@ from __future__ import annotations
 
 import pytest
 
+from citewise.engine.records import FieldSpec
+from citewise.engine.resolve import check_collected
 from citewise.kb.fields import normalize_key, parse_required_data, validate_value
-from citewise.required import check_collected, group_fields
 
 
 def test_parse_required_data_lines() -> None:
@@ -30,6 +31,9 @@ Some prose.
     ("date", "1961-04-03", True, "1961-04-03"), ("date", "04/03/1961", True, "1961-04-03"),
     ("date", "April 3, 1961", True, "1961-04-03"), ("date", "yesterday", False, None),
     ("text", " active ", True, "active"), ("text", "", False, None),
+    ("number", "50%", True, 50.0), ("number", " 7.5 % ", True, 7.5), ("currency", "50%", False, None),
+    ("currency", "nan", False, None), ("currency", "inf", False, None), ("number", "-inf", False, None),
+    ("number", float("nan"), False, None),
 ])
 def test_validate_value(data_type: str, value: object, ok: bool, normalized: object) -> None:
     got_ok, got, reason = validate_value(data_type, value)
@@ -42,9 +46,8 @@ def test_collected_data_matching_is_case_and_punctuation_insensitive() -> None:
     fields, _ = parse_required_data(
         "- Vested balance (currency, required, plan): x\n- Date of birth (date, required, participant): y\n"
         "- Notes (text, optional, participant): z\n")
-    grouped = group_fields([{**f.as_dict(), "group": f.group} for f in fields], "doc")
-    assert [f["key"] for f in grouped["plan_data"]] == ["vested_balance"]
-    missing, invalid, accepted = check_collected(grouped, {"Vested Balance": "$1,000", "date-of-birth": "soon"})
+    specs = [FieldSpec(**f.as_dict(), group=f.group, article_id="doc") for f in fields]
+    missing, invalid, accepted = check_collected(specs, {"Vested Balance": "$1,000", "date-of-birth": "soon"})
     assert missing == ["date_of_birth"]  # invalid value counts as missing, with a reason
     assert "not a date" in invalid["date_of_birth"]
     assert accepted == {"vested_balance": 1000.0}

@@ -51,8 +51,10 @@ def test_good_answer_is_verified_and_cited(ctx: Context, llm: OpenAIStandIn) -> 
     body = llm.chat_requests()[0]["body"]
     system, user = body["messages"][0]["content"], body["messages"][1]["content"]
     assert body["temperature"] == 0.1 and body["response_format"]["type"] == "json_schema"
-    assert '"tax-free"' in system and "always:" in system  # the article's guardrails are in the prompt
+    # The articles' guardrails reach the model as delimited data in the user message, never as system rules.
+    assert '"tax-free"' not in system and "<guardrails>" in user and '"tax-free"' in user and "always:" in user
     assert '<chunk id="C1"' in user and "not instructions" in user and ROLLOVER in user
+    assert body["max_completion_tokens"] == 1500 - out["metadata"]["context_tokens"]  # max_tokens reaches the model
 
 
 def test_invalid_citation_is_removed_then_the_answer_is_regenerated(ctx: Context, llm: OpenAIStandIn) -> None:
@@ -72,7 +74,9 @@ def test_never_say_phrase_is_dropped(ctx: Context, llm: OpenAIStandIn) -> None:
     out = ask(ctx)
     assert out["decision"] == "uncertain" and out["needs_review"]  # failed twice
     assert not any("tax-free" in c.lower() for c in components(out))
-    assert "A rollover is tax-free." in out["response"]["unsupported"]
+    assert "tax-free" not in out["response"]["text"]  # a dropped claim is never shown to the user ...
+    assert any(d["claim"] == "A rollover is tax-free." and d["rule"] == "never_say"  # ... only to reviewers
+               for d in out["review"]["dropped"])
     assert components(out)  # what was supported is kept
     assert any(v["rule"] == "never_say" for v in out["guardrails"]["violations"])
 
@@ -119,7 +123,7 @@ def test_abstain_happens_before_any_model_call(ctx: Context, llm: OpenAIStandIn)
 
 
 def test_prompt_injection_documents_change_nothing(ctx: Context, llm: OpenAIStandIn, tmp_path: Path) -> None:
-    from citewise.ingest import ingest
+    from citewise.kb.ingest import ingest
 
     kb = tmp_path / "kb"
     shutil.copytree(SAMPLE_KB, kb)

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -9,6 +10,7 @@ from hypothesis import strategies as st
 from typing_extensions import TypedDict
 
 from citewise.config import Context
+from citewise.engine.inquiry import minimum_max_tokens
 from citewise.errors import InputError
 from citewise.graphs.kb_agent import build_graph, graph
 from citewise.store.sqlite import Store
@@ -83,7 +85,7 @@ def test_invalid_input_is_a_clear_error(kb_home: Path, inputs: dict, message: st
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(max_tokens=st.integers(min_value=64, max_value=16000),
+@given(max_tokens=st.integers(min_value=minimum_max_tokens(Context()), max_value=16000),
        question=st.sampled_from([ROLLOVER, "Can I take a hardship withdrawal from my Summit 403(b)?",
                                  "What happens to my Harborview 401(k) loan if I leave?"]))
 def test_context_tokens_never_exceed_the_budget(kb_home: Path, max_tokens: int, question: str) -> None:
@@ -143,12 +145,14 @@ def test_readme_shows_the_current_graph_and_the_two_commands() -> None:
     assert "./run demo" in readme and "./run test" in readme
 
 
-def test_engine_never_imports_langgraph() -> None:
+def test_only_the_graph_layer_imports_langgraph() -> None:
+    """graphs -> nodes -> engine: the engine and what it stands on never import LangGraph (the API and
+    the CLI run the graph, so they may)."""
     root = Path(__file__).resolve().parent.parent
-    engine = [p for p in root.rglob("*.py") if p.parts[len(root.parts)] not in
-              ("graphs", "nodes", "tests", "evals", ".venv", "build") and "langgraph" in p.read_text()]
-    offenders = [str(p.relative_to(root)) for p in engine if p.name not in ("api.py", "cli.py")]
-    assert offenders == []
+    allowed = ("graphs", "nodes", "tests", "evals", "cli", ".venv", "build")
+    engine = [p for p in root.rglob("*.py") if p.parts[len(root.parts)] not in allowed
+              and re.search(r"^\s*(from|import) langgraph", p.read_text(), re.M)]
+    assert [str(p.relative_to(root)) for p in engine if p.name != "api.py"] == []
 
 
 def test_tokens_stream_from_an_embedded_subgraph(kb_home: Path) -> None:
@@ -169,7 +173,7 @@ def test_tokens_stream_from_an_embedded_subgraph(kb_home: Path) -> None:
 
 
 def test_plain_markdown_and_text_kbs_answer_without_structure(tmp_path: Path) -> None:
-    from citewise.ingest import ingest
+    from citewise.kb.ingest import ingest
 
     src = tmp_path / "plain"
     src.mkdir()

@@ -10,9 +10,9 @@ import pytest
 
 from citewise.config import Context
 from citewise.errors import ConfigError
-from citewise.ingest import ingest, reindex
-from citewise.knowledge import index_text, open_kb
+from citewise.kb.ingest import ingest, reindex
 from citewise.retrieval.hybrid import SearchParams
+from citewise.retrieval.snapshot import open_kb
 from tests.openai_standin import OpenAIStandIn
 from tests.paths import SAMPLE_KB
 
@@ -33,10 +33,9 @@ def test_openai_embeddings_index_and_refuse_to_mix(server: OpenAIStandIn, tmp_pa
     assert calls and calls[0]["body"]["model"] == "text-embedding-3-small"
     kb = open_kb(home, "local", ctx.embedding_model, ctx.embedding_base_url)
     assert kb.vectors.dim == 64
-    chunk = kb.store.chunks_of("summit-403b-15-year-catch-up")[0]
-    exact_text = index_text(chunk["title"], chunk["section"], chunk["text"])
-    hits = kb.search(exact_text, params=SearchParams(k=3, method="dense"))
-    assert hits[0]["chunk_id"] == chunk["chunk_id"] and hits[0]["dense"] == pytest.approx(1.0, abs=1e-5)
+    chunk = kb.chunks_of("summit-403b-15-year-catch-up")[0]
+    hits = kb.search(chunk.indexed_text, params=SearchParams(k=3, method="dense"))
+    assert hits[0].chunk_id == chunk.chunk_id and hits[0].dense == pytest.approx(1.0, abs=1e-5)
 
     with pytest.raises(ConfigError, match="never mixed"):
         ingest([SAMPLE_KB / "summit"], home, progress=False)  # default minilm against an OpenAI-built home

@@ -128,7 +128,7 @@ def test_filtered_results_are_identical_locally_and_in_pinecone(remote: Pinecone
 def test_whole_graph_on_pinecone(standin: PineconeStandIn, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from citewise.config import Context
     from citewise.graphs.kb_agent import graph
-    from citewise.ingest import ingest, reindex
+    from citewise.kb.ingest import ingest, reindex
     from tests.paths import SAMPLE_KB
 
     monkeypatch.setenv("CITEWISE_VECTOR_STORE", "pinecone")

@@ -5,11 +5,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from citewise.config import Context
 from citewise.errors import ConfigError
 from citewise.kb.synonyms import SynonymExpander
 from citewise.retrieval.ann import IVFIndex
 from citewise.retrieval.bm25 import query_terms
 from citewise.retrieval.mmr import mmr
+from citewise.retrieval.passage import Passage
 from citewise.retrieval.rerank import CrossEncoderRerank, HeuristicRerank, get_reranker, intent_types
 from citewise.retrieval.vectors import ExactIndex
 
@@ -24,19 +26,19 @@ def test_mmr_on_known_inputs() -> None:
     assert mmr(np.array([]), np.zeros((0, 2)), 3) == []
 
 
-def _hit(cid: str, score: float, chunk_type: str = "content", text: str = "", **md: str) -> dict:
-    return {"chunk_id": cid, "score": score, "title": "T", "section": "", "text": text, "chunk_type": chunk_type,
-            "metadata": md}
+def _hit(cid: str, score: float, chunk_type: str = "content", text: str = "", **md: str) -> Passage:
+    return Passage(chunk_id=cid, doc_id="d", title="T", section="", chunk_type=chunk_type, tier="medium", text=text,
+                   score=score, metadata=md)
 
 
 def test_heuristic_rerank_only_reorders_near_ties() -> None:
     hits = [_hit("a", 1.0, text="loan limits"), _hit("b", 0.99, "steps", "how to request a loan", record_keeper="X"),
             _hit("c", 0.0, "steps", "how to request a loan", record_keeper="X")]
     out = HeuristicRerank().rerank("How do I request a loan?", hits, facets={"record_keeper": ["X"]})
-    assert [h["chunk_id"] for h in out] == ["b", "a", "c"]  # the near-tie flips, the far one does not
-    assert out[0]["fused"] == 0.99
+    assert [h.chunk_id for h in out] == ["b", "a", "c"]  # the near-tie flips, the far one does not
+    assert out[0].fused == 0.99
     assert "fees" in intent_types("How much is the fee?") and "steps" in intent_types("How do I apply?")
-    assert get_reranker("none").rerank("q", hits) is hits
+    assert get_reranker(Context(reranker="none")).rerank("q", hits) is hits
 
 
 def test_cross_encoder_loads_a_local_model_offline(tmp_path: Path) -> None:
@@ -54,9 +56,9 @@ def test_cross_encoder_loads_a_local_model_offline(tmp_path: Path) -> None:
     reranker = CrossEncoderRerank(str(tmp_path))
     hits = [_hit("a", 0.5, text="rollover ira"), _hit("b", 0.4, text="loan fee"), _hit("c", 0.1, text="the fee")]
     out = reranker.rerank("what is the loan fee", hits)
-    scores = reranker.model.predict([("what is the loan fee", f"T\n{h['text']}") for h in hits])
-    assert [h["chunk_id"] for h in out] == [hits[i]["chunk_id"] for i in np.argsort(-scores, kind="stable")]
-    assert {h["fused"] for h in out} == {0.5, 0.4, 0.1}
+    scores = reranker.model.predict([("what is the loan fee", f"T\n{h.text}") for h in hits])
+    assert [h.chunk_id for h in out] == [hits[i].chunk_id for i in np.argsort(-scores, kind="stable")]
+    assert {h.fused for h in out} == {0.5, 0.4, 0.1}
     with pytest.raises(ConfigError, match="local model directory"):
         CrossEncoderRerank(str(tmp_path / "missing"))
 

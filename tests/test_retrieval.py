@@ -81,7 +81,7 @@ def test_exact_vector_index_masked_search_matches_brute_force() -> None:
 
 
 def test_repeated_searches_are_served_from_memory_and_copies_are_independent(kb_home) -> None:
-    from citewise.knowledge import open_kb
+    from citewise.retrieval.snapshot import open_kb
 
     kb = open_kb(kb_home)
     calls: list[str] = []
@@ -89,9 +89,9 @@ def test_repeated_searches_are_served_from_memory_and_copies_are_independent(kb_
     kb.search_rows = lambda *a, **k: calls.append("x") or original(*a, **k)
     try:
         first = kb.search("loan fees at Acme")
-        first[0]["score"] = -1.0  # a caller annotating its copy
+        first[0].score = -1.0  # a caller annotating its copy
         second = kb.search("loan fees at Acme")
-        assert len(calls) == 1 and second[0]["score"] != -1.0
+        assert len(calls) == 1 and second[0].score != -1.0
         kb.search("loan fees at Acme", filters={"topic": "loan"})
         assert len(calls) == 2  # another filter is another search
     finally:

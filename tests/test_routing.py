@@ -3,7 +3,14 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from citewise.config import Context
-from citewise.graphs.kb_agent import route_after_guardrails, route_after_required_data, route_after_retrieve
+from citewise.engine.records import Draft, Relevance, Retrieval, dump
+from citewise.graphs.kb_agent import (
+    route_after_generate,
+    route_after_guardrails,
+    route_after_required_data,
+    route_after_retrieve,
+)
+from citewise.retrieval.passage import Passage
 
 
 def rt(**ctx: object) -> SimpleNamespace:
@@ -15,11 +22,20 @@ def test_required_data_mode_ends_after_extraction() -> None:
     assert route_after_required_data({"mode": "answer"}) == "retrieve"
 
 
+def _retrieved(hits: int, score: float) -> dict:
+    passage = Passage(chunk_id="c", doc_id="d", title="t", section="", chunk_type="content", tier="medium", text="x")
+    return {"retrieval": dump(Retrieval(hits=[passage] * hits, relevance=Relevance(score=score)))}
+
+
 def test_nothing_relevant_abstains() -> None:
-    assert route_after_retrieve({"hits": [], "relevance": {"score": 0.9}}, rt()) == "abstain"
-    assert route_after_retrieve({"hits": [{}], "relevance": {"score": 0.2}}, rt(relevance_threshold=0.5)) == "abstain"
-    assert route_after_retrieve({"hits": [{}], "relevance": {"score": 0.6}}, rt(relevance_threshold=0.5)) == \
-        "assemble_context"
+    assert route_after_retrieve(_retrieved(0, 0.9), rt()) == "abstain"
+    assert route_after_retrieve(_retrieved(1, 0.2), rt(relevance_threshold=0.5)) == "abstain"
+    assert route_after_retrieve(_retrieved(1, 0.6), rt(relevance_threshold=0.5)) == "assemble_context"
+
+
+def test_a_model_that_cannot_answer_abstains() -> None:
+    assert route_after_generate({"draft": dump(Draft(cannot_answer=True, reason="no fee for 2031"))}) == "abstain"
+    assert route_after_generate({"draft": dump(Draft())}) == "check_guardrails"
 
 
 def test_failed_check_regenerates_once_then_goes_uncertain() -> None:

@@ -62,3 +62,6 @@ def test_the_wheel_ships_every_sample_article(tmp_path) -> None:
     shipped = {n.split("/")[-1] for n in names if n.startswith("citewise/examples/kb/") and n.endswith(".md")}
     assert shipped == {p.name for p in SAMPLE_KB.rglob("*.md")}
     assert not any(n.startswith(("tests/", "graphs/", "evals/")) for n in names)
+    # every package directory of the source tree is in the wheel (a new sub-package must be listed)
+    packages = {p.parent.relative_to(ROOT).as_posix() for p in ROOT.glob("*/__init__.py")} - {"tests"}
+    assert {n.split("/")[1] for n in names if n.startswith("citewise/") and n.count("/") >= 2} >= packages

@@ -2,52 +2,55 @@ from __future__ import annotations
 
 import pytest
 
-from citewise.verify import mask_pii, support_score, verify
+from citewise.engine.privacy import mask_pii
+from citewise.engine.records import ContextChunk, Section
+from citewise.engine.verify import citations_in, strip_citations, support_score, verify
 
 CHUNKS = [
-    {"label": "C1", "doc_id": "d1", "chunk_type": "decision_guide", "title": "Rollovers",
-     "text": "A direct rollover has no withholding. Indirect rollovers must be completed within 60 days."},
-    {"label": "C2", "doc_id": "d1", "chunk_type": "guardrails", "title": "Rollovers",
-     "text": '- Never say: "tax-free"\n- Always: mention the 20% withholding on indirect rollovers.'},
+    ContextChunk(label="C1", chunk_id="d1#0", doc_id="d1", chunk_type="decision_guide", title="Rollovers",
+                 tier="critical",
+                 text="A direct rollover has no withholding. Indirect rollovers must be completed within 60 days."),
+    ContextChunk(label="C2", chunk_id="d1#1", doc_id="d1", chunk_type="guardrails", title="Rollovers", tier="critical",
+                 text='- Never say: "tax-free"\n- Always: mention the 20% withholding on indirect rollovers.'),
 ]
 RULES = {"d1": {"never_say": ["tax-free"], "never": [],
                 "always": ["mention the 20% withholding on indirect rollovers."]}}
 
 
-def _section(components: list[str], warnings: list[str] | None = None) -> list[dict]:
-    return [{"topic": "t", "answer_components": components, "steps": [], "warnings": warnings or []}]
+def _section(components: list[str], warnings: list[str] | None = None) -> list[Section]:
+    return [Section(topic="t", answer_components=components, warnings=warnings or [])]
 
 
-def _verify(sections: list[dict]):
+def _verify(sections: list[Section]):
     return verify(sections, CHUNKS, RULES, support_threshold=0.5, article_id="d1")
 
 
 def test_valid_answer_passes_and_missing_always_rule_is_added() -> None:
     out = _verify(_section(["A direct rollover has no withholding. [C1]"]))
     assert out.blocking == 0 and out.cited == ["C1", "C2"]
-    assert out.sections[0]["warnings"] == ["The 20% withholding on indirect rollovers. [C2]"]
-    assert [v["rule"] for v in out.violations] == ["always_missing"]
+    assert out.sections[0].warnings == ["The 20% withholding on indirect rollovers. [C2]"]
+    assert [v.rule for v in out.violations] == ["always_missing"]
 
 
 def test_invalid_citation_is_removed_and_reported() -> None:
     out = _verify(_section(["A direct rollover has no withholding. [C1] [C99]"]))
-    assert out.sections[0]["answer_components"] == ["A direct rollover has no withholding. [C1]"]
-    assert {"rule": "invalid_citation"}.items() <= out.violations[0].items() and out.blocking == 1
+    assert out.sections[0].answer_components == ["A direct rollover has no withholding. [C1]"]
+    assert out.violations[0].rule == "invalid_citation" and out.blocking == 1
 
 
 def test_claims_without_citation_or_support_or_with_never_say_are_dropped() -> None:
     out = _verify(_section(["No citation here.", "Bitcoin is a great retirement investment. [C1]",
                             "A direct rollover is tax-free. [C1]",
                             "Indirect rollovers must be completed within 60 days. [C1]"]))
-    assert out.sections[0]["answer_components"] == ["Indirect rollovers must be completed within 60 days. [C1]"]
-    assert {v["rule"] for v in out.violations} >= {"uncited_claim", "unsupported_claim", "never_say"}
+    assert out.sections[0].answer_components == ["Indirect rollovers must be completed within 60 days. [C1]"]
+    assert {v.rule for v in out.violations} >= {"uncited_claim", "unsupported_claim", "never_say"}
     assert out.blocking == 3 and len(out.dropped) == 3
 
 
 def test_support_score() -> None:
-    assert support_score("direct rollovers have no withholding", [CHUNKS[0]["text"]]) == 1.0
-    assert support_score("crypto yields guaranteed returns", [CHUNKS[0]["text"]]) == 0.0
-    assert support_score("indirect rollovers are not completed within 60 days", [CHUNKS[0]["text"]]) < 0.9
+    assert support_score("direct rollovers have no withholding", [CHUNKS[0].text]) == 1.0
+    assert support_score("crypto yields guaranteed returns", [CHUNKS[0].text]) == 0.0
+    assert support_score("indirect rollovers are not completed within 60 days", [CHUNKS[0].text]) < 0.9
 
 
 @pytest.mark.parametrize("text,kind,masked", [
@@ -66,3 +69,11 @@ def test_personal_data_is_masked(text: str, kind: str, masked: str) -> None:
 def test_amounts_dates_and_plan_names_are_not_personal_data() -> None:
     text = "Borrow up to $50,000 (50%) by 2026-05-01 from a 401(k) over 60 days; 1,000 hours."
     assert mask_pii(text) == (text, [])
+
+
+def test_only_c_labels_are_citations_and_a_list_cites_each() -> None:
+    assert citations_in("Install with pip install httpx[http2] [C3]") == ["C3"]
+    assert strip_citations("Install with pip install httpx[http2] [C3]") == "Install with pip install httpx[http2]"
+    assert citations_in("Both say so [C1, C2].") == ["C1", "C2"]
+    out = _verify(_section(["Indirect rollovers must be completed within 60 days [C1, C2]."]))
+    assert out.blocking == 0 and out.cited[:2] == ["C1", "C2"]

@@ -16,9 +16,13 @@ When no structured article is in play (plain Markdown/text or BEIR documents), `
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING
 
-from citewise.kb.text import term_set, terms
+from ..kb.text import term_set, terms
+from ..retrieval.passage import Passage
+
+if TYPE_CHECKING:
+    from .records import Relevance
 
 DENSE_LO, DENSE_HI = 0.20, 0.60
 
@@ -46,22 +50,22 @@ def coverage(question: str, alternatives: dict[str, list[str]], texts: Iterable[
     return hit / total if total else 0.0
 
 
-def relevance(question: str, hits: list[dict[str, Any]], alternatives: dict[str, list[str]],
+def relevance(question: str, hits: list[Passage], alternatives: dict[str, list[str]],
               idf: Callable[[str], float]) -> dict[str, float]:
     if not hits:
         return {"score": 0.0, "dense_top": 0.0, "coverage": 0.0, "agreement": 0.0}
     top = hits[:3]
-    dense_top = max(float(h.get("dense") or 0.0) for h in top)
-    cov = coverage(question, alternatives, (f"{h['title']} {h['section']} {h['text']}" for h in top), idf)
-    both = [h for h in top if (h.get("bm25_rank") or 99) <= 10 and (h.get("dense_rank") or 99) <= 10]
+    dense_top = max(float(h.dense or 0.0) for h in top)
+    cov = coverage(question, alternatives, (f"{h.title} {h.section} {h.text}" for h in top), idf)
+    both = [h for h in top if (h.bm25_rank or 99) <= 10 and (h.dense_rank or 99) <= 10]
     score = 0.6 * ramp(dense_top, DENSE_LO, DENSE_HI) + 0.4 * cov
     return {"score": round(score, 4), "dense_top": round(dense_top, 4), "coverage": round(cov, 4),
             "agreement": round(len(both) / len(top), 4)}
 
 
-def confidence(rel: dict[str, float], article: float, support: float, critical: bool,
+def confidence(rel: Relevance, article: float, support: float, critical: bool,
                blocking_violations: int, structured: bool = True) -> tuple[float, dict[str, float]]:
-    parts = {"relevance": rel.get("score", 0.0), "agreement": rel.get("agreement", 0.0), "support": support}
+    parts = {"relevance": rel.score, "agreement": rel.agreement, "support": support}
     value = 0.35 * parts["relevance"] + 0.15 * parts["agreement"] + 0.20 * parts["support"]
     if structured:
         parts.update(article=article, critical=1.0 if critical else 0.0)

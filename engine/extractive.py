@@ -13,11 +13,15 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from citewise.kb.text import contains_phrase, split_items, term_set, terms
-from citewise.llm.base import AnswerRequest, Draft
-from citewise.verify import ANSWER_SOURCES, always_warning, strip_citations
+from ..kb.text import contains_phrase, split_items, term_set, terms
+from .records import ContextChunk, Draft, Section
+from .verify import ANSWER_SOURCES, always_warning, cite, strip_citations
+
+if TYPE_CHECKING:
+    from .generate import AnswerRequest
 
 ANSWER_TYPES = ANSWER_SOURCES - {"steps"}  # steps are listed as steps, not as answer components
 MAX_COMPONENTS, MAX_STEPS, MAX_WARNINGS = 4, 12, 5
@@ -27,9 +31,9 @@ _WARNING_CUES = re.compile(
     re.IGNORECASE)
 
 
-def _units(chunk: dict[str, Any]) -> list[tuple[str, str]]:
+def _units(chunk: ContextChunk) -> list[tuple[str, str]]:
     """(text to score, text to output) pairs; an FAQ question is scored together with its answer."""
-    items = split_items(chunk["text"])
+    items = split_items(chunk.text)
     out: list[tuple[str, str]] = []
     i = 0
     while i < len(items):
@@ -57,12 +61,12 @@ class ExtractiveGenerator:
             for t in terms(phrase):
                 weights.setdefault(t, 0.5 * max(request.idf(t), 0.1))
         never_say = [p for r in request.rules.values() for p in r.get("never_say", [])]
-        avoid = {a.strip().lower() for a in request.avoid}
+        avoid = {a.strip().lower() for a in request.feedback.avoid}
 
         def allowed(text: str) -> bool:
             return text.strip().lower() not in avoid and not any(contains_phrase(text, p) for p in never_say)
 
-        units = [(order, score_text, output, c) for order, c in enumerate(chunks) if c["chunk_type"] in ANSWER_TYPES
+        units = [(order, score_text, output, c) for order, c in enumerate(chunks) if c.chunk_type in ANSWER_TYPES
                  for score_text, output in _units(c) if 4 <= len(output.split()) <= 90 and allowed(output)]
         unit_terms = [term_set(st) for _, st, _, _ in units]
         # A question term found in every candidate sentence (a facet every chunk shares) tells them apart
@@ -71,23 +75,23 @@ class ExtractiveGenerator:
         local = {t: w * math.log(1 + len(units) / (1 + df.get(t, 0))) for t, w in weights.items()}
         total = sum(local.values()) or 1.0
         sims = request.similarity([st for _, st, _, _ in units]) if request.similarity and units else [0.0] * len(units)
-        chunk_scores = [float(c["score"]) for c in chunks] or [0.0]
+        chunk_scores = [float(c.score) for c in chunks] or [0.0]
         low, spread = min(chunk_scores), (max(chunk_scores) - min(chunk_scores)) or 1.0
 
-        scored: list[tuple[float, int, str, dict[str, Any]]] = []
+        scored: list[tuple[float, int, str, ContextChunk]] = []
         for (order, _, output, c), ts, sim in zip(units, unit_terms, sims, strict=True):
             lexical = sum(w for t, w in local.items() if t in ts) / total
             dense = min(1.0, max(0.0, (sim - 0.15) / 0.6))
             if lexical <= 0 and dense < 0.4:
                 continue  # neither shares a term with the question nor means something close to it
-            prior = 0.15 * (float(c["score"]) - low) / spread + (0.10 if c["doc_id"] == request.article_id else 0.0)
+            prior = 0.15 * (float(c.score) - low) / spread + (0.10 if c.doc_id == request.article_id else 0.0)
             scored.append((0.45 * lexical + 0.45 * dense + prior, order, output, c))
         scored.sort(key=lambda x: (-x[0], x[1]))
 
         docs_in_play = list(dict.fromkeys([*([request.article_id] if request.article_id else []),
-                                           *(c["doc_id"] for _, _, _, c in scored[:MAX_COMPONENTS])]))
+                                           *(c.doc_id for _, _, _, c in scored[:MAX_COMPONENTS])]))
         always = self._always(chunks, request, docs_in_play, allowed)
-        components: list[tuple[str, dict[str, Any]]] = []
+        components: list[tuple[str, ContextChunk]] = []
         for _, _, text, c in scored:
             if any(_similar(text, w) for w in always):
                 continue
@@ -97,48 +101,50 @@ class ExtractiveGenerator:
                 continue
             components.append((text, c))
         if not components:  # nothing overlaps lexically: fall back to the lead of the best answer chunk
-            lead = next((c for c in chunks if c["chunk_type"] in ANSWER_TYPES), None)
+            lead = next((c for c in chunks if c.chunk_type in ANSWER_TYPES), None)
             if lead is not None:
                 first = next((out for _, out in _units(lead) if allowed(out) and len(out.split()) >= 4), None)
                 if first:
                     components.append((first, lead))
 
         docs_used = list(dict.fromkeys([*( [request.article_id] if request.article_id else []),
-                                        *(c["doc_id"] for _, c in components)]))
+                                        *(c.doc_id for _, c in components)]))
         steps = self._steps(chunks, request.article_id, docs_used, allowed)
         warnings = self._warnings(chunks, docs_used, weights, allowed, always, [t for t, _ in components])
 
-        sections: list[dict[str, Any]] = []
-        titles = {c["doc_id"]: c["title"] for c in chunks}
+        sections: list[Section] = []
+        titles = {c.doc_id: c.title for c in chunks}
         for doc_id in docs_used:
-            own = [f"{t} [{c['label']}]" for t, c in components if c["doc_id"] == doc_id]
-            section = {"topic": titles.get(doc_id, doc_id), "answer_components": own,
-                       "steps": steps if doc_id == docs_used[0] else [],
-                       "warnings": warnings if doc_id == docs_used[0] else []}
-            if section["answer_components"] or section["steps"] or section["warnings"]:
+            section = Section(topic=titles.get(doc_id, doc_id),
+                              answer_components=[cite(t, [c.label]) for t, c in components if c.doc_id == doc_id],
+                              steps=steps if doc_id == docs_used[0] else [],
+                              warnings=warnings if doc_id == docs_used[0] else [])
+            if not section.empty():
                 sections.append(section)
         return Draft(sections=sections, generator=self.name)
 
     @staticmethod
-    def _steps(chunks: list[dict[str, Any]], article_id: str | None, docs_used: list[str], allowed) -> list[str]:
-        candidates = [c for c in chunks if c["chunk_type"] == "steps" and c["doc_id"] in docs_used]
-        candidates.sort(key=lambda c: (c["doc_id"] != article_id, docs_used.index(c["doc_id"])))
+    def _steps(chunks: list[ContextChunk], article_id: str | None, docs_used: list[str],
+               allowed: Callable[[str], bool]) -> list[str]:
+        candidates = [c for c in chunks if c.chunk_type == "steps" and c.doc_id in docs_used]
+        candidates.sort(key=lambda c: (c.doc_id != article_id, docs_used.index(c.doc_id)))
         if not candidates:
             return []
-        doc = candidates[0]["doc_id"]
+        doc = candidates[0].doc_id
         steps: list[str] = []
-        for c in (c for c in candidates if c["doc_id"] == doc):
-            for item in split_items(c["text"]):
+        for c in (c for c in candidates if c.doc_id == doc):
+            for item in split_items(c.text):
                 if allowed(item) and item not in steps and len(steps) < MAX_STEPS:
-                    steps.append(f"{item} [{c['label']}]")
+                    steps.append(cite(item, [c.label]))
         return steps
 
     @staticmethod
-    def _always(chunks: list[dict[str, Any]], request: AnswerRequest, docs: list[str], allowed) -> list[str]:
+    def _always(chunks: list[ContextChunk], request: AnswerRequest, docs: list[str],
+                allowed: Callable[[str], bool]) -> list[str]:
         """Each Always-rule as the context sentence that states it (or the rule itself), cited."""
         out: list[str] = []
         for doc_id in docs:
-            own = [c for c in chunks if c["doc_id"] == doc_id]
+            own = [c for c in chunks if c.doc_id == doc_id]
             for rule in (request.rules.get(doc_id) or {}).get("always", []):
                 item = always_warning(rule, own)
                 if (item is not None and allowed(strip_citations(item)) and len(out) < MAX_WARNINGS
@@ -147,19 +153,20 @@ class ExtractiveGenerator:
         return out
 
     @staticmethod
-    def _warnings(chunks: list[dict[str, Any]], docs_used: list[str], weights: dict[str, float], allowed,
+    def _warnings(chunks: list[ContextChunk], docs_used: list[str], weights: dict[str, float],
+                  allowed: Callable[[str], bool],
                   always: list[str], taken: list[str]) -> list[str]:
         """Always-rules first, then the most relevant warning-like sentences of the main article."""
         warnings = list(always)
         cue_hits: list[tuple[float, str]] = []
         for c in chunks:
-            if c["doc_id"] not in docs_used[:1] or c["chunk_type"] not in ANSWER_TYPES:
+            if c.doc_id not in docs_used[:1] or c.chunk_type not in ANSWER_TYPES:
                 continue
             for _, text in _units(c):
                 if _WARNING_CUES.search(text) and allowed(text) and 4 <= len(text.split()) <= 60:
                     overlap = sum(w for t, w in weights.items() if t in term_set(text))
                     if overlap > 0:
-                        cue_hits.append((overlap, f"{text} [{c['label']}]"))
+                        cue_hits.append((overlap, cite(text, [c.label])))
         cue_hits.sort(key=lambda x: -x[0])
         for _, w in cue_hits:
             if len(warnings) < MAX_WARNINGS and not any(_similar(w, o) for o in warnings + taken):

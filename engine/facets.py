@@ -1,74 +1,17 @@
-"""Understanding a question before retrieval: validation, facet detection, mode detection.
+"""Facets named in a question, and the filter language's small algebra (combine, keys).
 
 Facets are detected from the values the knowledge base itself holds (never from a built-in list),
-so any KB with `record_keeper` / `plan_type` / `topic` front matter gets detection for free.
+so any KB with facet front matter (`record_keeper`, `plan_type`, `topic`) gets detection for free.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
 
-from citewise.errors import InputError
-from citewise.kb.text import squash, stem, words
-from citewise.retrieval.filters import validate_filter
-
-MIN_QUESTION, MAX_QUESTION = 3, 1000
-MIN_MAX_TOKENS, MAX_MAX_TOKENS = 64, 16000
-MODES = ("answer", "required_data")
-_REQUIRED_DATA_CUES = [
-    re.compile(p, re.IGNORECASE) for p in (
-        r"\b(what|which)\b[^?]{0,40}\b(information|info|data|details|documents?|fields?|inputs?)\b[^?]{0,40}"
-        r"\b(need|needed|required|require|collect|gather|ask|provide|have)\b",
-        r"\bwhat (do|does|should) (i|we|you|the agent)\b[^?]{0,20}\b(collect|gather|ask for|need to know)\b",
-        r"\b(required|needed) (data|information|fields|details)\b",
-        r"\bbefore (i|we) can (answer|help|process)\b",
-    )
-]
-
-
-def validate_inputs(state: dict[str, Any]) -> dict[str, Any]:
-    """Return normalised inputs or raise InputError naming the field and the rule."""
-    question = state.get("question")
-    if not isinstance(question, str):
-        raise InputError("question must be a string")
-    question = re.sub(r"\s+", " ", question).strip()
-    if not MIN_QUESTION <= len(question) <= MAX_QUESTION:
-        raise InputError(f"question must be {MIN_QUESTION}-{MAX_QUESTION} characters after trimming "
-                         f"(got {len(question)})")
-    filters = state.get("filters") or {}
-    validate_filter(filters)
-    collected = state.get("collected_data") or {}
-    if not isinstance(collected, dict):
-        raise InputError("collected_data must be an object of field -> value")
-    for key, value in collected.items():
-        if not isinstance(key, str) or not key.strip():
-            raise InputError("collected_data keys must be non-empty strings")
-        if value is not None and not isinstance(value, str | int | float | bool):
-            raise InputError(f"collected_data[{key!r}] must be a string, number or boolean")
-    max_tokens = state.get("max_tokens", 1500)
-    if max_tokens is None:
-        max_tokens = 1500
-    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int):
-        raise InputError("max_tokens must be an integer")
-    if not MIN_MAX_TOKENS <= max_tokens <= MAX_MAX_TOKENS:
-        raise InputError(f"max_tokens must be within {MIN_MAX_TOKENS}..{MAX_MAX_TOKENS} (got {max_tokens})")
-    mode = state.get("mode")
-    if mode is not None and mode not in MODES:
-        raise InputError(f"mode must be one of {', '.join(MODES)} (got {mode!r})")
-    return {"question": question, "filters": filters, "collected_data": collected, "max_tokens": max_tokens,
-            "mode": mode}
-
-
-def detect_mode(question: str) -> str:
-    return "required_data" if any(p.search(question) for p in _REQUIRED_DATA_CUES) else "answer"
-
-
-def _stems(text: str) -> list[str]:
-    return [stem(w) for w in words(text)]
+from ..kb.text import squash, stem, words
 
 
 def _contains_seq(haystack: list[str], needle: list[str]) -> bool:
@@ -87,7 +30,7 @@ class FacetDetector:
     """
 
     def __init__(self, facets: dict[str, list[str]], synonym_groups: Iterable[list[str]] = (),
-                 term_precision: Any = None, min_precision: float = 0.8):
+                 term_precision: Callable[[str, str, str], float] | None = None, min_precision: float = 0.8):
         self.facets = facets
         groups = [list(g) for g in synonym_groups]
         self.variants: dict[tuple[str, str], list[str]] = {}
@@ -119,7 +62,7 @@ class FacetDetector:
         found: dict[str, list[str]] = {}
         for (facet, value), forms in self.variants.items():
             for form in forms:
-                f_stems = _stems(form.replace("_", " "))
+                f_stems = [stem(w) for w in words(form.replace("_", " "))]
                 if _contains_seq(q_stems, f_stems) or squash(form) in runs:
                     found.setdefault(facet, []).append(value)
                     break
@@ -128,6 +71,21 @@ class FacetDetector:
                 if value not in found.get(facet, []):
                     found.setdefault(facet, []).append(value)
         return {k: sorted(set(v)) for k, v in found.items()}
+
+
+def term_precision_fn(kb: Any) -> Callable[[str, str, str], float]:
+    """precision(stem, facet, value): share of the chunks containing the term that carry the value."""
+    cache: dict[tuple[str, str, str], float] = {}
+
+    def precision(term: str, facet: str, value: str) -> float:
+        key = (term, facet, value)
+        if key not in cache:
+            rows = kb.bm25.rows_containing(term)
+            mask = kb.meta.mask({facet: value})
+            cache[key] = float(np.mean(mask[rows])) if rows.size and mask is not None else 0.0
+        return cache[key]
+
+    return precision
 
 
 def facet_filter(detected: dict[str, list[str]], caller: dict[str, Any]) -> dict[str, Any]:
@@ -151,6 +109,7 @@ def combine_filters(*filters: dict[str, Any]) -> dict[str, Any]:
 
 
 def filter_keys(flt: Any) -> set[str]:
+    """Metadata keys a filter constrains, at any depth."""
     keys: set[str] = set()
     if isinstance(flt, dict):
         for k, v in flt.items():
@@ -160,18 +119,3 @@ def filter_keys(flt: Any) -> set[str]:
             elif not k.startswith("$"):
                 keys.add(k)
     return keys
-
-
-def term_precision_fn(kb: Any):
-    """precision(stem, facet, value): share of the chunks containing the term that carry the value."""
-    cache: dict[tuple[str, str, str], float] = {}
-
-    def precision(term: str, facet: str, value: str) -> float:
-        key = (term, facet, value)
-        if key not in cache:
-            rows = kb.bm25.rows_containing(term)
-            mask = kb.meta.mask({facet: value})
-            cache[key] = float(np.mean(mask[rows])) if rows.size and mask is not None else 0.0
-        return cache[key]
-
-    return precision

@@ -1,0 +1,162 @@
+"""`citewise ask`, `required-data` and `resume`: answers, streaming, and the interactive conversation."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from ..errors import InputError
+from .args import HOME_HELP, context_overrides, filters, pairs, print_json
+from .render import format_answer, format_required
+
+
+def stream_answer(args: argparse.Namespace) -> dict[str, Any]:
+    """Print generation tokens as they arrive (model tokens, or the extractive draft), node progress on
+    stderr, and return the final verified state."""
+    from ..api import _context, _payload
+    from ..graphs.kb_agent import graph
+
+    payload = _payload(args.question, filters(args), pairs(args.data, "--data"), args.max_tokens, args.mode)
+    final: dict[str, Any] = {}
+    printed = False
+    for mode, chunk in graph.stream(payload, context=_context(args.home, context_overrides(args)),
+                                    stream_mode=["messages", "custom", "updates", "values"]):
+        if mode == "messages":
+            message, meta = chunk
+            if meta.get("langgraph_node") == "generate" and isinstance(message.content, str) and message.content:
+                sys.stdout.write(message.content)
+                sys.stdout.flush()
+                printed = True
+        elif mode == "custom" and isinstance(chunk, dict) and chunk.get("token"):
+            sys.stdout.write(chunk["token"])
+            sys.stdout.flush()
+            printed = True
+        elif mode == "updates":
+            for node in chunk:
+                sys.stderr.write(f"[{node}]\n")
+        elif mode == "values":
+            final = chunk
+    if printed:
+        sys.stdout.write("\n\n--- verified answer ---\n")
+    return final
+
+
+def prompt_fields(request: dict[str, Any]) -> dict[str, Any] | None:
+    """Ask for each missing field at the terminal; None when input ends (the thread stays paused)."""
+    print(f"\n{request.get('message', 'More information is needed.')}")
+    answers: dict[str, Any] = {}
+    for f in request.get("fields", []):
+        hint = f"one of: {', '.join(f['choices'])}" if f.get("choices") else f["data_type"]
+        if f.get("reason"):
+            print(f"  ! {f['name']}: {f['reason']}")
+        why = f" - {f['why_needed']}" if f.get("why_needed") else ""
+        try:
+            value = input(f"{f['name']} ({hint}){why}\n> ").strip()
+        except EOFError:
+            return None
+        if value:
+            answers[f["key"]] = value
+    return answers
+
+
+def run_interactive(result: dict[str, Any], args: argparse.Namespace) -> dict[str, Any] | None:
+    from ..api import resume
+
+    while result.get("status") == "interrupted":
+        answers = prompt_fields(result["interrupt"])
+        if answers is None:
+            home = args.home or ".citewise"
+            print(f"\nPaused. Continue later with: citewise resume {result['thread_id']} --home {home}")
+            return None
+        result = resume(result["thread_id"], answers, home=args.home, **context_overrides(args))
+    return result
+
+
+def cmd_ask(args: argparse.Namespace) -> int:
+    from ..api import ask
+
+    if args.interactive:
+        result = ask(args.question, home=args.home, filters=filters(args), collected_data=pairs(args.data, "--data"),
+                     max_tokens=args.max_tokens, mode=args.mode, interrupt_on_missing_data=True,
+                     **context_overrides(args))
+        final = run_interactive(result, args)
+        if final is not None:
+            print_json(final) if args.json else print("\n" + format_answer(final))
+        return 0
+    if args.stream:
+        result = stream_answer(args)
+        print_json(result) if args.json else print(format_answer(result))
+        return 0
+    result = ask(args.question, home=args.home, filters=filters(args), collected_data=pairs(args.data, "--data"),
+                 max_tokens=args.max_tokens, mode=args.mode, **context_overrides(args))
+    print_json(result) if args.json else print(format_answer(result))
+    return 0
+
+
+def cmd_resume(args: argparse.Namespace) -> int:
+    from ..api import pending, resume
+
+    request = pending(args.thread_id, home=args.home)
+    if request is None:
+        raise InputError(f"thread {args.thread_id!r} is not waiting for data")
+    values = pairs(args.data, "--data")
+    if not values:
+        values = prompt_fields(request)
+        if values is None:
+            print(f"\nStill paused: citewise resume {args.thread_id}")
+            return 0
+    result = resume(args.thread_id, values, home=args.home)
+    final = run_interactive(result, args) if sys.stdin.isatty() or not args.data else result
+    if final is None:
+        return 0
+    if final.get("status") == "interrupted":
+        print(f"Still missing: {', '.join(f['key'] for f in final['interrupt']['fields'])} "
+              f"(citewise resume {args.thread_id})")
+        for f in final["interrupt"]["fields"]:
+            if f.get("reason"):
+                print(f"  {f['key']}: {f['reason']}")
+        return 0
+    print_json(final) if args.json else print(format_answer(final))
+    return 0
+
+
+def cmd_required_data(args: argparse.Namespace) -> int:
+    from ..api import required_data
+
+    result = required_data(args.question, home=args.home, filters=filters(args),
+                           collected_data=pairs(args.data, "--data"))
+    if args.json:
+        print_json({k: result[k] for k in ("article_reference", "required_fields", "missing_fields")})
+    else:
+        print(format_required(result))
+    return 0
+
+
+def register(sub: Any) -> None:
+    for name, func, help_text in (("ask", cmd_ask, "answer a question with citations"),
+                                  ("required-data", cmd_required_data, "list the data to collect for an inquiry")):
+        p = sub.add_parser(name, help=help_text)
+        p.add_argument("question")
+        p.add_argument("--home", help=HOME_HELP)
+        p.add_argument("--filter", action="append", metavar="KEY=VALUE", help="metadata filter (repeatable)")
+        p.add_argument("--filter-json", metavar="JSON", help="a full filter in Pinecone's filter language")
+        p.add_argument("--data", action="append", metavar="KEY=VALUE", help="collected data (repeatable)")
+        p.add_argument("--json", action="store_true", help="print the full JSON result")
+        if name == "ask":
+            p.add_argument("--max-tokens", type=int)
+            p.add_argument("--mode", choices=["answer", "required_data"], default="answer")
+            p.add_argument("--model", help="OpenAI-compatible chat model (default: extractive, offline)")
+            p.add_argument("--base-url", help="base URL of an OpenAI-compatible server")
+            p.add_argument("--stream", action="store_true", help="print tokens as they are generated, then the "
+                                                                 "verified answer")
+            p.add_argument("--interactive", action="store_true",
+                           help="ask for missing required data at the terminal (the thread is saved: resumable)")
+        p.set_defaults(func=func)
+
+    p = sub.add_parser("resume", help="continue a paused inquiry (from `ask --interactive`)")
+    p.add_argument("thread_id")
+    p.add_argument("--home", help=HOME_HELP)
+    p.add_argument("--data", action="append", metavar="KEY=VALUE", help="field values (else asked at the terminal)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_resume)

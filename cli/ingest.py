@@ -1,0 +1,54 @@
+"""`citewise ingest` and `citewise reindex`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from .args import HOME_HELP, print_json
+
+
+def cmd_ingest(args: argparse.Namespace) -> int:
+    from ..config import Context
+    from ..kb.ingest import ingest
+
+    overrides = {k: v for k, v in (("chunk_size", args.chunk_size), ("chunk_overlap", args.chunk_overlap)) if v}
+    ctx = Context(**overrides) if overrides else None
+    summary = ingest(args.paths, args.home, prune=args.prune, context=ctx, progress=None if not args.json else False)
+    if args.json:
+        print_json(summary)
+    else:
+        print(f"Ingested {summary['files_ingested']} file(s), {summary['files_unchanged']} unchanged; "
+              f"documents +{summary['documents_added']} ~{summary['documents_updated']} "
+              f"-{summary['documents_removed']}; "
+              f"{summary['documents_total']} documents / {summary['chunks_total']} chunks in {summary['home']} "
+              f"({summary['seconds']:.1f}s)")
+        for err in summary["errors"]:
+            print(f"  skipped: {err}", file=sys.stderr)
+    return 0
+
+
+def cmd_reindex(args: argparse.Namespace) -> int:
+    from ..kb.ingest import reindex
+
+    result = reindex(args.home, embedding_model=args.embedding_model)
+    print_json(result) if args.json else print(f"Reindexed {result['chunks']} chunks in {result['seconds']:.1f}s")
+    return 0
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("ingest", help="ingest Markdown/text/BEIR .jsonl files or folders")
+    p.add_argument("paths", nargs="+")
+    p.add_argument("--home", help=HOME_HELP)
+    p.add_argument("--prune", action="store_true", help="remove documents whose files are gone")
+    p.add_argument("--chunk-size", type=int)
+    p.add_argument("--chunk-overlap", type=int)
+    p.add_argument("--json", action="store_true", help="print a JSON summary")
+    p.set_defaults(func=cmd_ingest)
+
+    p = sub.add_parser("reindex", help="rebuild the BM25 and vector indexes from the store")
+    p.add_argument("--home", help=HOME_HELP)
+    p.add_argument("--embedding-model", help="switch the home to another embedding model (minilm | openai:MODEL)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_reindex)

@@ -1,0 +1,81 @@
+"""The check step: verify and repair a draft, grade it (with a model), score confidence, cite.
+
+The decision it sets is provisional: `can_proceed`, or `needs_data` while required fields are
+missing. Routing (`routes.after_check`) turns a failed check into a regeneration or `uncertain`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..config import Context
+from ..llm.chat import ModelClock
+from ..retrieval.snapshot import KnowledgeBase
+from .grade import grade
+from .privacy import masked
+from .records import Citation, ContextChunk, ContextPack, Draft, Relevance, Resolution, Verdict, Violation
+from .score import confidence
+from .verify import claims_of, drop_claims, never_rules, strip_citations, verify
+
+SNIPPET_CHARS = 240
+
+
+def context_rules(kb: KnowledgeBase, chunks: list[ContextChunk]) -> dict[str, dict[str, Any]]:
+    """doc_id -> guardrails of the articles whose chunks are in the context."""
+    return {c.doc_id: kb.docs[c.doc_id].guardrails for c in chunks if c.doc_id in kb.docs}
+
+
+def check(kb: KnowledgeBase, ctx: Context, resolution: Resolution | None, relevance: Relevance, pack: ContextPack,
+          draft: Draft, clock: ModelClock | None = None) -> Verdict:
+    article_id = resolution.article_id if resolution else None
+    rules = context_rules(kb, pack.chunks)
+    checked = verify(draft.sections, pack.chunks, rules, support_threshold=ctx.support_threshold,
+                     article_id=article_id)
+    notes: dict[str, Any] = {}
+    if ctx.llm_model and ctx.llm_grader:
+        claims = [strip_citations(getattr(checked.sections[si], kind)[ii])
+                  for si, kind, ii in claims_of(checked.sections)]
+        drops, notes["grader"] = grade(ctx, claims, pack.text, never_rules({c.doc_id for c in pack.chunks}, rules),
+                                       clock or ModelClock(ctx.llm_deadline))
+        drop_claims(checked, drops)
+    violations = list(checked.violations)
+    blocking = checked.blocking
+    if not checked.sections:
+        violations.append(Violation("empty_answer", "no supported statement is left", "none"))
+        blocking += 1
+    critical = any(c.doc_id == article_id and c.tier == "critical" for c in pack.chunks)
+    structured = (resolution is not None and resolution.article_id is not None) or any(
+        kb.docs[c.doc_id].structured for c in pack.chunks if c.doc_id in kb.docs)
+    conf, parts = confidence(relevance, resolution.confidence if resolution else 0.0, checked.support, critical,
+                             blocking, structured)
+    return Verdict(sections=checked.sections, citations=build_citations(checked.cited, pack.chunks, kb),
+                   violations=violations, passed=blocking == 0, confidence=conf, parts=parts,
+                   dropped=checked.dropped, note=depends_note(kb, resolution) if resolution else "", notes=notes)
+
+
+def build_citations(labels: list[str], chunks: list[ContextChunk], kb: KnowledgeBase) -> list[Citation]:
+    by_label = {c.label: c for c in chunks}
+    out = []
+    for label in labels:
+        c = by_label.get(label)
+        if c is None:
+            continue
+        doc = kb.docs.get(c.doc_id)
+        out.append(Citation(id=label, chunk_id=c.chunk_id, doc_id=c.doc_id, title=c.title, chunk_type=c.chunk_type,
+                            tier=c.tier, score=round(float(c.score), 6),
+                            snippet=masked(" ".join(c.text.split())[:SNIPPET_CHARS]),
+                            metadata=dict(doc.metadata) if doc else {}))
+    out.sort(key=lambda c: int(c.id[1:]))
+    return out
+
+
+def depends_note(kb: KnowledgeBase, resolution: Resolution) -> str:
+    """When parallel articles are still in play, say which one the answer follows and what decides."""
+    if not resolution.alternatives or resolution.article_id is None:
+        return ""
+    facet = next((f for f in resolution.missing if f in resolution.choices), "")
+    ids = [resolution.article_id, *resolution.alternatives]
+    values = list(dict.fromkeys(str(kb.docs[a].metadata.get(facet, a)) if a in kb.docs else a for a in ids))
+    what = facet.replace("_", " ") if facet else "details still to collect"
+    return (f"This depends on the {what} ({' or '.join(values)}); what follows is for {values[0]}. "
+            f"Tell me the {what} to be sure.")

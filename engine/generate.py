@@ -1,0 +1,86 @@
+"""The generate step: a structured, cited draft from the assembled context.
+
+Offline (no `llm_model`) the deterministic extractive generator answers; with a model, the model
+answers through structured output and falls back to the extractive generator on any model fault,
+saying why in the draft's notes. Generators share one request record and return a `Draft`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from ..config import Context
+from ..llm.chat import ModelClock
+from ..retrieval.snapshot import KnowledgeBase
+from .check import context_rules
+from .records import ContextChunk, ContextPack, Draft, Feedback, Inquiry, Resolution
+
+ANSWER_SHARE_FLOOR = 256  # the least completion budget a model gets, whatever the context took
+
+
+@dataclass
+class AnswerRequest:
+    question: str
+    context_text: str  # the rendered, delimited context exactly as budgeted
+    chunks: list[ContextChunk]
+    article_id: str | None
+    rules: dict[str, dict[str, Any]]  # doc_id -> guardrails of the articles in the context
+    idf: Callable[[str], float] = lambda _t: 1.0
+    expansions: list[str] = field(default_factory=list)
+    feedback: Feedback = field(default_factory=Feedback)
+    missing_fields: list[str] = field(default_factory=list)
+    similarity: Callable[[list[str]], list[float]] | None = None  # cosine of each text to the question
+    answer_tokens: int = 1024  # completion budget: max_tokens minus what the context used
+    clock: ModelClock | None = None
+
+
+class Generator(Protocol):
+    name: str
+
+    def generate(self, request: AnswerRequest) -> Draft: ...
+
+
+def generate(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, resolution: Resolution | None, pack: ContextPack,
+             feedback: Feedback | None = None, clock: ModelClock | None = None) -> Draft:
+    request = AnswerRequest(
+        question=inquiry.question, context_text=pack.text, chunks=pack.chunks,
+        article_id=resolution.article_id if resolution else None, rules=context_rules(kb, pack.chunks),
+        idf=kb.bm25.idf, expansions=inquiry.expansions, feedback=feedback or Feedback(),
+        missing_fields=resolution.missing if resolution else [],
+        similarity=lambda texts: similarity(kb, inquiry.question, texts),
+        answer_tokens=max(ANSWER_SHARE_FLOOR, inquiry.max_tokens - pack.tokens), clock=clock)
+    return get_generator(ctx).generate(request)
+
+
+def similarity(kb: KnowledgeBase, question: str, texts: list[str]) -> list[float]:
+    """Cosine of each text to the question (sentence vectors come from the shared on-disk cache)."""
+    return (kb.embedder.embed_documents(texts) @ kb.embedder.embed_query(question)).tolist()
+
+
+_GENERATORS: dict[tuple, Generator] = {}
+_LOCK = threading.Lock()
+
+
+def get_generator(ctx: Context) -> Generator:
+    """One generator per configuration per process."""
+    if not ctx.llm_model:
+        from .extractive import ExtractiveGenerator
+
+        key: tuple = ("extractive",)
+        factory: Callable[[], Generator] = ExtractiveGenerator
+    else:
+        from .model import ModelGenerator
+
+        key = ("model", ctx.llm_model, ctx.llm_base_url, ctx.llm_temperature, ctx.llm_timeout, ctx.llm_max_retries,
+               ctx.llm_deadline, ctx.answer_system_prompt, ctx.answer_user_prompt)
+
+        def factory() -> Generator:
+            return ModelGenerator(ctx)
+    with _LOCK:
+        gen = _GENERATORS.get(key)
+        if gen is None:
+            gen = _GENERATORS[key] = factory()
+        return gen

@@ -1,0 +1,103 @@
+"""Understanding a question before anything is searched: validation, mode, synonyms and facets.
+
+Mode detection defaults to `answer`: only a question that asks what must be *collected* (gathered,
+obtained, asked for, provided before processing) is a `required_data` question. "What do I need to
+know about RMDs?" asks for an answer. The rule is measured on tests/data/mode_phrasings.yaml.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from ..config import Context
+from ..errors import InputError
+from ..retrieval.filters import validate_filter
+from ..retrieval.snapshot import KnowledgeBase
+from .assemble import minimum_context_tokens
+from .facets import facet_filter
+from .records import Inquiry
+
+MIN_QUESTION, MAX_QUESTION = 3, 1000
+MAX_MAX_TOKENS = 16000
+MODES = ("answer", "required_data")
+DEFAULT_MAX_TOKENS = 1500
+
+_DATA = r"(information|info|data|data points?|details|documents?|documentation|fields?|inputs?|paperwork|facts)"
+_WHO = r"(i|we|you|they|agents?|the \w+)"
+_REQUIRED_DATA_CUES = [re.compile(p, re.IGNORECASE) for p in (
+    # what/which is the object of a collecting verb: "what information do I need to collect",
+    # "which details must I gather", "what should I ask the caller"
+    r"\b(what|which)\b(\s+[\w-]+){0,3}?\s+(do|does|should|must|shall|will|would|can)\s+" + _WHO
+    + r"\s+(need to\s+|have to\s+)?(collect|gather|obtain|capture|request|ask)\b",
+    # "what details do I need from the participant", "what do you need from me"
+    r"\b(what|which)\b[^?]{0,40}\b(need|want|require)s?\s+from\s+(me|us|them|him|her|the|a|an)\b",
+    # "what data do we need before processing", "which inputs are needed", "what info is required to"
+    r"\b(what|which)\b[^?]{0,25}\b" + _DATA + r"\b[^?]{0,25}\b(need|needed|required|require|must be|have to be)\b"
+    r"(?![^?]{0,12}\b(know|understand|about)\b)",
+    r"\bwhat do (you|we|they) need before\b",
+    r"\b(required|needed) (data|information|fields|details|inputs|documents)\b",
+    r"\b(data|information|details|documents) to (collect|gather|obtain|capture)\b",
+    r"\bbefore (i|we|you) can (answer|help|process|proceed)\b",
+)]
+# Asking what the knowledge base *says* is an answer, whatever nouns it uses.
+_ANSWER_CUES = re.compile(r"\b(need to know|should (i|we) know|do you have|(information|details|data) (on|about))\b",
+                          re.IGNORECASE)
+
+
+def detect_mode(question: str) -> str:
+    if _ANSWER_CUES.search(question):
+        return "answer"
+    return "required_data" if any(p.search(question) for p in _REQUIRED_DATA_CUES) else "answer"
+
+
+def minimum_max_tokens(ctx: Context) -> int:
+    """The smallest `max_tokens` whose context share holds the context frame and one useful excerpt."""
+    return max(64, math.ceil(minimum_context_tokens() / ctx.context_share))
+
+
+def validate(raw: Mapping[str, Any], ctx: Context) -> Inquiry:
+    """Normalised inputs, or InputError naming the field and the rule."""
+    question = raw.get("question")
+    if not isinstance(question, str):
+        raise InputError("question must be a string")
+    question = re.sub(r"\s+", " ", question).strip()
+    if not MIN_QUESTION <= len(question) <= MAX_QUESTION:
+        raise InputError(f"question must be {MIN_QUESTION}-{MAX_QUESTION} characters after trimming "
+                         f"(got {len(question)})")
+    filters = raw.get("filters") or {}
+    validate_filter(filters)
+    collected = raw.get("collected_data") or {}
+    if not isinstance(collected, dict):
+        raise InputError("collected_data must be an object of field -> value")
+    for key, value in collected.items():
+        if not isinstance(key, str) or not key.strip():
+            raise InputError("collected_data keys must be non-empty strings")
+        if value is not None and not isinstance(value, str | int | float | bool):
+            raise InputError(f"collected_data[{key!r}] must be a string, number or boolean")
+    max_tokens = raw.get("max_tokens")
+    if max_tokens is None:
+        max_tokens = DEFAULT_MAX_TOKENS
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int):
+        raise InputError("max_tokens must be an integer")
+    least = minimum_max_tokens(ctx)
+    if not least <= max_tokens <= MAX_MAX_TOKENS:
+        raise InputError(f"max_tokens must be within {least}..{MAX_MAX_TOKENS} (got {max_tokens}): below {least} "
+                         f"the context share ({ctx.context_share:g}) cannot hold one excerpt")
+    mode = raw.get("mode")
+    if mode is not None and mode not in MODES:
+        raise InputError(f"mode must be one of {', '.join(MODES)} (got {mode!r})")
+    return Inquiry(question=question, filters=filters, collected_data=dict(collected), max_tokens=max_tokens,
+                   mode=mode or detect_mode(question))
+
+
+def understand(kb: KnowledgeBase, ctx: Context, raw: Mapping[str, Any]) -> Inquiry:
+    """Validate, pick the mode, expand synonyms and detect the facets the question names."""
+    inquiry = validate(raw, ctx)
+    inquiry.expansions = kb.synonyms.expansions(inquiry.question) if ctx.expand_synonyms else []
+    if ctx.detect_facets:
+        inquiry.detected_facets = kb.facet_detector.detect(" ".join([inquiry.question, *inquiry.expansions]))
+    inquiry.facet_filters = facet_filter(inquiry.detected_facets, inquiry.filters)
+    return inquiry

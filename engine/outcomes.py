@@ -1,0 +1,164 @@
+"""What the caller receives: the answered, abstained and uncertain outcomes, as output fields.
+
+Users see only what passed verification. Claims that verification dropped go to `review.dropped`
+(masked, with the reason) for a reviewer, never into `response.text`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from ..config import Context
+from ..kb.text import STOPWORDS, stem, term_set, words
+from ..retrieval.snapshot import KnowledgeBase
+from .privacy import mask_pii, masked
+from .records import ContextPack, Draft, Dropped, Inquiry, Relevance, Resolution, Retrieval, Section, Verdict, dump
+from .resolve import output_fields
+
+NO_INFORMATION = "I don't have information about that in this knowledge base."
+EMPTY_FIELDS = {"participant_data": [], "plan_data": []}
+
+
+def render_text(sections: list[Section]) -> str:
+    """Plain-text rendering of the structured answer (what a person reads); citations stay inline."""
+    lines: list[str] = []
+    for s in sections:
+        if len(sections) > 1 and s.topic:
+            lines.append(f"{s.topic.rstrip(' .:')}:")
+        if s.answer_components:
+            lines.append(" ".join(s.answer_components))
+        if s.steps:
+            lines.append("Steps:")
+            lines.extend(f"{i}. {step}" for i, step in enumerate(s.steps, start=1))
+        if s.warnings:
+            lines.append("Important:")
+            lines.extend(f"- {w}" for w in s.warnings)
+        lines.append("")
+    return "\n".join(lines).strip()
+
+
+def resolution_output(resolution: Resolution) -> dict[str, Any]:
+    """article_reference, required_fields, missing_fields and invalid_fields of a resolved inquiry."""
+    if not resolution.covered or resolution.article_id is None:
+        return {"article_reference": None, "required_fields": dict(EMPTY_FIELDS), "missing_fields": [],
+                "invalid_fields": {}}
+    return {"article_reference": {"article_id": resolution.article_id, "title": resolution.title,
+                                  "confidence": resolution.confidence, "alternatives": resolution.alternatives},
+            "required_fields": output_fields(resolution), "missing_fields": list(resolution.missing),
+            "invalid_fields": dict(resolution.invalid)}
+
+
+def required_data_outcome(resolution: Resolution) -> dict[str, Any]:
+    """`required_data` mode ends with the field list and a decision about it."""
+    if not resolution.covered:
+        return {"decision": "out_of_scope", "confidence": resolution.relevance.score}
+    return {"decision": "needs_data" if resolution.missing else "can_proceed", "confidence": resolution.confidence}
+
+
+def answered(verdict: Verdict, missing: list[str]) -> dict[str, Any]:
+    text = render_text(verdict.sections)
+    return {"response": {"text": f"{verdict.note}\n\n{text}" if verdict.note and text else text,
+                         "sections": dump(verdict.sections)},
+            "citations": dump(verdict.citations),
+            "guardrails": {"passed": verdict.passed, "violations": dump(verdict.violations)},
+            "confidence": verdict.confidence, "decision": "needs_data" if missing else "can_proceed",
+            "review": review(verdict.dropped)}
+
+
+def review(dropped: list[Dropped]) -> dict[str, Any]:
+    """For reviewers, not users: what verification removed and why, personal data masked."""
+    return {"dropped": [{"claim": masked(d.claim)[:300], "rule": d.rule, "reason": masked(d.reason)[:300]}
+                        for d in dropped]}
+
+
+def subject_words(question: str) -> list[str]:
+    """The question's content words, personal data masked first and numbers left out: these are
+    echoed back to the user and must not repeat an SSN or an email address."""
+    text, _ = mask_pii(question)
+    text = re.sub(r"\[[A-Z_]+\]", " ", text)
+    return list(dict.fromkeys(w for w in words(text) if w not in STOPWORDS and len(w) > 2 and not w.isdigit()))
+
+
+def abstained(kb: KnowledgeBase, inquiry: Inquiry, relevance: Relevance, reason: str = "") -> dict[str, Any]:
+    """The knowledge base does not cover the question: say so, and what would help, instead of guessing."""
+    subject = " ".join(subject_words(inquiry.question)[:8]) or "this subject"
+    topics = [t.replace("_", " ") for t in kb.facets.get("topic", [])]
+    scope = ""
+    if inquiry.filters:
+        scope = f" (I searched only documents matching the filter {json.dumps(inquiry.filters, sort_keys=True)}.)"
+    why = f" {masked(reason).rstrip('.')}." if reason else ""
+    covered = f" This knowledge base covers: {', '.join(topics[:12])}." if topics else ""
+    text = f"{NO_INFORMATION}{scope}{why} To answer it, ingest articles that cover: {subject}.{covered}"
+    return {"decision": "out_of_scope", "confidence": relevance.score,
+            "response": {"text": text, "sections": []}, "citations": [], "article_reference": None,
+            "required_fields": dict(EMPTY_FIELDS), "missing_fields": [], "needs_review": False,
+            "metadata": {"abstain_reason": reason or "retrieval found nothing relevant", "suggested_content": subject}}
+
+
+def uncertain(ctx: Context, inquiry: Inquiry, verdict: Verdict | None, pack: ContextPack,
+              missing: list[str]) -> dict[str, Any]:
+    """Keep what is supported, say what is missing, and flag the answer for review."""
+    reasons: list[str] = []
+    dropped = len(verdict.dropped) if verdict else 0
+    if verdict is not None and not verdict.passed and dropped:
+        reasons.append(f"{dropped} statement(s) failed verification and were removed")
+    elif verdict is not None and not verdict.sections:
+        reasons.append("no statement in the knowledge base answers it directly")
+    conf = verdict.confidence if verdict else 0.0
+    if conf < ctx.confidence_threshold:
+        reasons.append(f"confidence {conf:.2f} is below the {ctx.confidence_threshold:.2f} threshold")
+    context_terms: set[str] = set()
+    for c in pack.chunks:
+        context_terms |= term_set(c.text + " " + c.title)
+    uncovered = [w for w in subject_words(inquiry.question) if stem(w) not in context_terms]
+    missing_parts = []
+    if uncovered:
+        missing_parts.append("the knowledge base says nothing about: " + ", ".join(uncovered[:8]))
+    if missing:
+        missing_parts.append("data still to collect: " + ", ".join(missing))
+    sections = verdict.sections if verdict else []
+    head = "I'm not certain this fully answers the question (" + "; ".join(reasons or ["low evidence"]) + ")."
+    if missing_parts:
+        head += " Missing: " + "; ".join(missing_parts) + "."
+    body = render_text(sections)
+    text = head + ("\n\nWhat the knowledge base does support:\n" + body if body else "")
+    return {"decision": "uncertain", "needs_review": True,
+            "response": {"text": text, "sections": dump(sections)},
+            "review": review(verdict.dropped if verdict else []),
+            "metadata": {"uncertain_reasons": reasons, "uncovered_terms": uncovered}}
+
+
+# --- metadata: what each step reports (the graph's nodes and engine.answer report the same) --------
+def start_metadata(inquiry: Inquiry, ctx: Context, generation: int) -> dict[str, Any]:
+    return {"mode": inquiry.mode, "facets_detected": inquiry.detected_facets, "expansions": inquiry.expansions,
+            "kb_generation": generation, "generator": None, "context_tokens": 0,
+            "context_budget": int(ctx.context_share * inquiry.max_tokens), "chunks_retrieved": 0, "chunks_used": 0,
+            "tiers_used": {"critical": 0, "high": 0, "medium": 0, "low": 0}}
+
+
+def resolution_metadata(resolution: Resolution, interrupts: int = 0) -> dict[str, Any]:
+    return {"required_data": {"relevance": dump(resolution.relevance), "filters": resolution.filters,
+                              "facets_relaxed": resolution.relaxed,
+                              "candidates": [(a.article_id, round(a.score, 5)) for a in resolution.candidates[:5]],
+                              "tied": resolution.tied, "interrupts": interrupts, **resolution.notes}}
+
+
+def retrieval_metadata(retrieval: Retrieval, ctx: Context) -> dict[str, Any]:
+    return {"chunks_retrieved": len(retrieval.hits), "filters_applied": retrieval.filters,
+            "facets_relaxed": retrieval.relaxed, "relevance": dump(retrieval.relevance), "fusion": ctx.fusion,
+            "reranker": ctx.reranker, **({"rerank": retrieval.notes} if len(retrieval.notes) > 1 else {})}
+
+
+def pack_metadata(pack: ContextPack) -> dict[str, Any]:
+    return {"context_tokens": pack.tokens, "context_budget": pack.budget, "chunks_used": len(pack.chunks),
+            "tiers_used": pack.tiers_used, "instructions_neutralized": pack.neutralized}
+
+
+def draft_metadata(draft: Draft, attempts: int) -> dict[str, Any]:
+    return {"generator": draft.generator, "attempts": attempts, "generation_notes": draft.notes}
+
+
+def verdict_metadata(verdict: Verdict) -> dict[str, Any]:
+    return {"confidence_parts": verdict.parts, **verdict.notes}

@@ -1,0 +1,109 @@
+"""The whole answering flow without LangGraph: the same steps and routing decisions as the graph.
+
+    understand -> resolve --(mode required_data)--> end
+    resolve --(answer)--> search --(nothing relevant)--> abstain
+    search --(relevant)--> assemble -> generate --(model: cannot answer)--> abstain
+    generate --> check --(failed, retries left)--> generate
+    check --(failed / low confidence)--> uncertain;  check --(passed)--> end
+
+Use it to embed citewise where LangGraph is not wanted, and to test the engine alone. One KB
+snapshot serves the whole run. It returns the graph's output JSON. It does not pause for missing
+data (that needs a checkpointer: use the graph or `citewise.api`); it answers with `needs_data`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ..config import Context
+from ..llm.chat import ModelClock
+from ..retrieval.snapshot import KnowledgeBase, open_kb
+from . import outcomes, routes
+from .assemble import assemble
+from .check import check
+from .generate import generate
+from .inquiry import understand
+from .records import Feedback
+from .resolve import resolve
+from .search import search
+
+
+def open_snapshot(ctx: Context, generation: int | None = None) -> KnowledgeBase:
+    """The KB snapshot of the context's home (the one a run pinned, when `generation` is given)."""
+    return open_kb(ctx.home_path, ctx.vector_store, ctx.embedding_model, ctx.embedding_base_url, generation=generation)
+
+
+class _Timer:
+    """Per-step wall times, reported under the graph's node names."""
+
+    def __init__(self) -> None:
+        self.timings: dict[str, float] = {}
+
+    def __call__(self, name: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            ms = (time.perf_counter() - started) * 1000
+            self.timings[name] = round(self.timings.get(name, 0.0) + ms, 3)
+
+
+def answer(question: str, *, ctx: Context | None = None, home: str | Path | None = None,
+           filters: dict[str, Any] | None = None, collected_data: dict[str, Any] | None = None,
+           max_tokens: int | None = None, mode: str | None = None) -> dict[str, Any]:
+    """Answer one question from the knowledge base; returns the same JSON as the graph's output."""
+    ctx = ctx or Context()
+    if home is not None:
+        ctx = ctx.with_overrides(home=str(home))
+    raw: Mapping[str, Any] = {"question": question, "filters": filters, "collected_data": collected_data,
+                              "max_tokens": max_tokens, "mode": mode}
+    timed = _Timer()
+    kb = open_snapshot(ctx)
+    clock = ModelClock(ctx.llm_deadline)
+    inquiry = timed("intake", understand, kb, ctx, raw)
+    out: dict[str, Any] = {"decision": "uncertain", "confidence": 0.0, "response": {"text": "", "sections": []},
+                           "citations": [], "guardrails": {"passed": True, "violations": []}, "needs_review": False,
+                           "review": {"dropped": []}}
+    meta = outcomes.start_metadata(inquiry, ctx, kb.generation)
+
+    def finish(*updates: dict[str, Any]) -> dict[str, Any]:
+        for update in updates:
+            meta.update(update.pop("metadata", {}))
+            out.update(update)
+        out["metadata"] = {**meta, "timings_ms": timed.timings, "model": dict(clock.usage)}
+        return out
+
+    resolution = timed("extract_required_data", resolve, kb, ctx, inquiry, clock=clock)
+    out.update(outcomes.resolution_output(resolution))
+    meta.update(outcomes.resolution_metadata(resolution))
+    if routes.after_required_data(inquiry.mode) == "end":
+        return finish(outcomes.required_data_outcome(resolution))
+    retrieval = timed("retrieve", search, kb, ctx, inquiry, facet_filters=resolution.facet_filters, clock=clock)
+    meta.update(outcomes.retrieval_metadata(retrieval, ctx))
+    if routes.after_retrieve(bool(retrieval.hits), retrieval.relevance, ctx) == "abstain":
+        return finish(timed("abstain", outcomes.abstained, kb, inquiry, retrieval.relevance))
+    article_chunks = kb.chunks_of(resolution.article_id) if resolution.article_id else []
+    pack = timed("assemble_context", assemble, retrieval.hits, article_chunks, resolution.article_id,
+                 int(ctx.context_share * inquiry.max_tokens))
+    meta.update(outcomes.pack_metadata(pack))
+    feedback, attempts = Feedback(), 0
+    while True:
+        draft = timed("generate", generate, kb, ctx, inquiry, resolution, pack, feedback, clock)
+        attempts += 1
+        meta.update(outcomes.draft_metadata(draft, attempts))
+        if routes.after_generate(draft) == "abstain":
+            return finish(outcomes.abstained(kb, inquiry, retrieval.relevance, draft.reason))
+        verdict = timed("check_guardrails", check, kb, ctx, resolution, retrieval.relevance, pack, draft, clock)
+        update = outcomes.answered(verdict, resolution.missing)
+        meta.update(outcomes.verdict_metadata(verdict))
+        step = routes.after_check(verdict.passed, verdict.confidence, attempts, ctx)
+        if step == "generate":
+            feedback = verdict.feedback()
+            continue
+        if step == "uncertain":
+            return finish(update, timed("uncertain", outcomes.uncertain, ctx, inquiry, verdict, pack,
+                                        resolution.missing))
+        return finish(update)

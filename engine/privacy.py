@@ -1,0 +1,34 @@
+"""Personal data in text: found and masked before it is shown, stored, logged or sent to a model."""
+
+from __future__ import annotations
+
+import re
+
+_PII = [
+    ("ssn", re.compile(r"\b(?!000|666|9\d\d)\d{3}[- ](?!00)\d{2}[- ](?!0000)\d{4}\b"), "[SSN]"),
+    ("ssn", re.compile(r"(?i)(\b(?:ssn|social security(?: number)?)\b\D{0,12})(\d{9})\b"), None),
+    ("email", re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b"), "[EMAIL]"),
+    ("routing_number", re.compile(r"(?i)(\brouting(?: number| no\.?| #)?\D{0,12})(\d{9})\b"), None),
+    ("account_number", re.compile(r"(?i)(\b(?:account|acct)(?: number| no\.?| #)?\D{0,12})(\d[\d-]{5,19}\d)\b"), None),
+    ("phone", re.compile(r"(?<!\d)(?:\+?1[ .-]?)?\(?\d{3}\)?[ .-]\d{3}[ .-]\d{4}(?!\d)"), "[PHONE]"),
+    ("card_or_account", re.compile(r"(?<![\d$.,])\d{12,19}(?![\d.,])"), "[NUMBER]"),
+]
+MASK_TOKEN = re.compile(r"\[(SSN|EMAIL|PHONE|NUMBER|ROUTING_NUMBER|ACCOUNT_NUMBER)\]")
+
+
+def mask_pii(text: str) -> tuple[str, list[str]]:
+    """Mask personal data; returns the masked text and the kinds that were found."""
+    kinds: list[str] = []
+    for kind, pattern, replacement in _PII:
+        def sub(m: re.Match[str], kind: str = kind, replacement: str | None = replacement) -> str:
+            kinds.append(kind)
+            if replacement is None:  # keep the label ("account number: "), mask the digits
+                return m.group(1) + "[" + kind.upper() + "]"
+            return replacement
+
+        text = pattern.sub(sub, text)
+    return text, kinds
+
+
+def masked(text: str) -> str:
+    return mask_pii(text)[0]

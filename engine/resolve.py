@@ -1,0 +1,263 @@
+"""Resolve an inquiry: which article governs it, which data it needs, which of that is still missing.
+
+Two searches rank the articles — rule-type chunks (required data, eligibility, business rules) and the
+full ranking — fused per document. When the best articles are parallel versions of one procedure
+(same topic, differing only in facets the question did not name, e.g. two record keepers' rollover
+articles), the governing article is not guessed: the union of their fields is returned grouped by
+article and the facet to choose becomes the first missing field.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from ..config import Context
+from ..kb.articles import FACETS
+from ..kb.fields import normalize_key, validate_value
+from ..llm.chat import ModelClock
+from ..retrieval.snapshot import KnowledgeBase
+from .facets import combine_filters, filter_keys
+from .records import ArticleCandidate, FieldSpec, Inquiry, Resolution
+from .search import search
+
+RULE_TYPES = ["required_data", "eligibility", "business_rules"]
+PARALLEL_MARGIN = 0.85  # a parallel article within this share of the best score is a tie (chosen on dev)
+SEARCH_DEPTH = 20
+
+
+def resolve(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, collected: dict[str, Any] | None = None,
+            clock: ModelClock | None = None) -> Resolution:
+    """The governing article (or tied parallel articles), its fields, and what is missing or invalid."""
+    collected = dict(inquiry.collected_data if collected is None else collected)
+    chosen, bad_facets = chosen_facets(kb, collected)
+    facet_filters = combine_filters(inquiry.facet_filters, chosen)
+    # One model call per question reranks the context (in retrieval); ranking articles stays heuristic.
+    strategy = "heuristic" if ctx.reranker == "llm" else ctx.reranker
+    rule_hits = search(kb, ctx, inquiry, facet_filters=facet_filters, k=SEARCH_DEPTH, strategy=strategy,
+                       extra_filter={"chunk_type": {"$in": RULE_TYPES}})
+    full = search(kb, ctx, inquiry, facet_filters=facet_filters, k=SEARCH_DEPTH, strategy=strategy)
+    structured = {d for d, info in kb.docs.items() if info.structured}
+    ranked = rank_articles([rule_hits.hits, full.hits], structured)
+    out = Resolution(covered=bool(ranked) and full.relevance.score >= ctx.relevance_threshold,
+                     relevance=full.relevance, candidates=ranked, filters=full.filters, relaxed=full.relaxed,
+                     facet_filters=facet_filters, collected=collected)
+    if not out.covered:
+        return out
+    pinned = filter_keys(inquiry.filters) | filter_keys(facet_filters)
+    tied, deciding = parallel_articles(ranked, {d: kb.docs[d].metadata for d in structured}, pinned)
+    best = ranked[0]
+    if tied:
+        out.by_article = {a: article_fields(kb, a) for a in tied}
+        fields = union_fields(out.by_article)
+        choices = {f: sorted({str(kb.docs[a].metadata.get(f)) for a in tied}) for f in deciding}
+    else:
+        fields = article_fields(kb, best.article_id)
+        choices = {}
+        if ctx.llm_model and ctx.llm_required_fields:
+            from .implied_fields import implied_fields
+
+            extra, notes = implied_fields(ctx, inquiry.question, best.title, kb.chunks_of(best.article_id),
+                                          [f.key for f in fields], clock)
+            fields += [replace(f, article_id=best.article_id) for f in extra]
+            out.notes["model_fields"] = {"added": [f.key for f in extra], **notes}
+    missing, invalid, _ = check_collected(fields, collected, choices)
+    out.article_id, out.title = best.article_id, best.title
+    out.tied, out.choices, out.fields = tied, choices, fields
+    out.missing, out.invalid = missing, {**bad_facets, **invalid}
+    out.confidence = article_confidence(ranked, full.relevance.score, tied=bool(tied))
+    return out
+
+
+def chosen_facets(kb: KnowledgeBase, collected: dict[str, Any]) -> tuple[dict[str, str], dict[str, str]]:
+    """Facet values given as collected data ('record_keeper': 'acme retirement'), matched to the KB's."""
+    chosen, invalid = {}, {}
+    by_norm = {normalize_key(k): v for k, v in collected.items()}
+    for facet in FACETS:
+        raw = by_norm.get(normalize_key(facet))
+        if raw is None:
+            continue
+        match = match_choice(str(raw), kb.facets.get(facet, []))
+        if match is None:
+            invalid[facet] = f"{raw!r} is not a known {facet.replace('_', ' ')}"
+        else:
+            chosen[facet] = match
+    return chosen, invalid
+
+
+def match_choice(value: str, choices: list[str]) -> str | None:
+    """A choice by its exact name, case- and punctuation-insensitively, or by an unambiguous prefix
+    of its words ('acme' -> 'Acme Retirement')."""
+    wanted = normalize_key(value)
+    if not wanted:
+        return None
+    exact = [c for c in choices if normalize_key(c) == wanted]
+    if exact:
+        return exact[0]
+    prefix = [c for c in choices if normalize_key(c).startswith(wanted)]
+    return prefix[0] if len(prefix) == 1 else None
+
+
+def rank_articles(rankings: list[list[Any]], structured: set[str], k: int = 10) -> list[ArticleCandidate]:
+    """Article candidates from several chunk rankings by document-level reciprocal rank fusion.
+
+    Each ranking lists a document at the rank of its best chunk; a document's score is the sum of
+    1 / (k + rank) over rankings. A small k rewards being first, which is what choosing one
+    governing article needs. Only structured articles (front matter) can govern an inquiry.
+    """
+    scores: dict[str, float] = {}
+    info: dict[str, ArticleCandidate] = {}
+    for hits in rankings:
+        order: list[str] = []
+        for h in hits:
+            if h.doc_id not in structured:
+                continue
+            if h.doc_id not in order:
+                order.append(h.doc_id)
+            entry = info.setdefault(h.doc_id, ArticleCandidate(h.doc_id, h.title, 0.0))
+            if h.chunk_id not in entry.chunks:
+                entry.chunks.append(h.chunk_id)
+        for rank, doc in enumerate(order, start=1):
+            scores[doc] = scores.get(doc, 0.0) + 1.0 / (k + rank)
+    ranked = [replace(info[d], score=round(s, 6), chunks=info[d].chunks[:3]) for d, s in scores.items()]
+    ranked.sort(key=lambda a: (-a.score, a.article_id))
+    return ranked
+
+
+def parallel_articles(ranked: list[ArticleCandidate], metadata: dict[str, dict[str, Any]],
+                      pinned: set[str]) -> tuple[list[str], list[str]]:
+    """Articles tied with the best one, and the facets that would decide between them.
+
+    Tied = same topic as the best article, different only in facets the question left open, and a
+    score within PARALLEL_MARGIN of the best. Different topics are different inquiries, not a tie.
+    """
+    if len(ranked) < 2:
+        return [], []
+    best = ranked[0]
+    best_md = metadata.get(best.article_id, {})
+    tied, deciding = [best.article_id], []
+    for cand in ranked[1:]:
+        if cand.score < PARALLEL_MARGIN * best.score:
+            break
+        md = metadata.get(cand.article_id, {})
+        differs = [f for f in FACETS if md.get(f) != best_md.get(f)]
+        if differs and "topic" not in differs and not set(differs) & pinned:
+            tied.append(cand.article_id)
+            deciding.extend(f for f in differs if f not in deciding)
+    return (tied, deciding) if len(tied) > 1 else ([], [])
+
+
+def article_confidence(ranked: list[ArticleCandidate], relevance: float, tied: bool = False) -> float:
+    """On the same scale as answer confidence: retrieval relevance, discounted by ambiguity.
+
+    ambiguity = 1 for an unresolved tie; otherwise it grows as the runner-up's score approaches the
+    best's (score ratio 0.7 -> 0, 1.0 -> 1). confidence = relevance * (1 - 0.5 * ambiguity).
+    """
+    if not ranked:
+        return 0.0
+    if tied:
+        ambiguity = 1.0
+    else:
+        ratio = ranked[1].score / ranked[0].score if len(ranked) > 1 and ranked[0].score else 0.0
+        ambiguity = max(0.0, min(1.0, (ratio - 0.7) / 0.3))
+    return round(relevance * (1 - 0.5 * ambiguity), 4)
+
+
+def article_fields(kb: KnowledgeBase, article_id: str) -> list[FieldSpec]:
+    """The `Required data` fields an article declares, tied to the chunk each came from."""
+    keep = ("key", "name", "data_type", "required", "description", "why_needed", "chunk_id", "source", "sensitive")
+    return [FieldSpec(**{k: v for k, v in f.items() if k in keep and v is not None},
+                      group="plan" if f.get("group") == "plan" else "participant", article_id=article_id)
+            for f in kb.docs[article_id].fields]
+
+
+def union_fields(per_article: dict[str, list[FieldSpec]]) -> list[FieldSpec]:
+    """Fields of several articles deduplicated by key, each noting every article that asks for it."""
+    out: list[FieldSpec] = []
+    for article_id, fields in per_article.items():
+        for f in fields:
+            existing = next((e for e in out if e.key == f.key), None)
+            if existing is None:
+                out.append(replace(f, article_ids=[article_id]))
+            else:
+                existing.article_ids.append(article_id)
+                existing.required = existing.required or f.required
+    return out
+
+
+def facet_choice_field(facet: str, choices: list[str]) -> FieldSpec:
+    name = facet.replace("_", " ")
+    return FieldSpec(key=facet, name=name.capitalize(), data_type="text", required=True,
+                     description=f"Which {name} applies: {', '.join(choices)}.",
+                     why_needed=f"The answer differs by {name}; each has its own article.", choices=choices)
+
+
+def check_collected(fields: list[FieldSpec], collected: dict[str, Any],
+                    choices: dict[str, list[str]] | None = None) -> tuple[list[str], dict[str, str], dict[str, Any]]:
+    """Missing required keys, reasons for invalid values, and the accepted values by field key.
+
+    Keys match case- and punctuation-insensitively; a value that does not parse as the field's type
+    (or is not one of a facet's choices) counts as missing, with the reason.
+    """
+    by_norm = {normalize_key(k): v for k, v in collected.items()}
+    missing: list[str] = []
+    invalid: dict[str, str] = {}
+    accepted: dict[str, Any] = {}
+    wanted = [facet_choice_field(k, v) for k, v in (choices or {}).items()] + fields
+    for f in wanted:
+        raw = by_norm.get(normalize_key(f.key))
+        if raw is None or (isinstance(raw, str) and not raw.strip()):
+            if f.required:
+                missing.append(f.key)
+            continue
+        ok, value, reason = validate_value(f.data_type, raw)
+        if ok and f.choices:
+            value = match_choice(str(value), f.choices)
+            ok = value is not None
+            reason = "" if ok else f"{raw!r} is not one of: {', '.join(f.choices)}"
+        if ok:
+            accepted[f.key] = value
+        else:
+            invalid[f.key] = "the value given is not valid" if f.sensitive else reason
+            if f.required:
+                missing.append(f.key)
+    return list(dict.fromkeys(missing)), invalid, accepted
+
+
+def output_fields(resolution: Resolution) -> dict[str, Any]:
+    """`required_fields` as callers see it: grouped by participant/plan data (and by article on a tie)."""
+
+    def entry(f: FieldSpec) -> dict[str, Any]:
+        out = {"key": f.key, "name": f.name, "data_type": f.data_type, "required": f.required,
+               "description": f.description, "why_needed": f.why_needed, "article_id": f.article_id,
+               "chunk_id": f.chunk_id}
+        if f.source:
+            out["source"] = f.source
+        if f.article_ids:
+            out["article_ids"] = list(f.article_ids)
+        return out
+
+    def grouped(fields: list[FieldSpec]) -> dict[str, Any]:
+        return {"participant_data": [entry(f) for f in fields if f.group != "plan"],
+                "plan_data": [entry(f) for f in fields if f.group == "plan"]}
+
+    out = grouped(resolution.fields)
+    if resolution.by_article:
+        out["by_article"] = {a: grouped(fields) for a, fields in resolution.by_article.items()}
+    return out
+
+
+def missing_data_request(resolution: Resolution, question: str) -> dict[str, Any]:
+    """The interrupt payload: the fields still missing (with choices and reasons), for a person to fill."""
+    fields = [facet_choice_field(f, c) for f, c in resolution.choices.items()] + resolution.fields
+    wanted = [f for f in fields if f.key in resolution.missing]
+    items = []
+    for f in wanted:
+        item = {"key": f.key, "name": f.name, "data_type": f.data_type, "required": f.required,
+                "description": f.description, "why_needed": f.why_needed, "choices": f.choices,
+                "reason": resolution.invalid.get(f.key, "")}
+        items.append({k: v for k, v in item.items() if v not in (None, "", [])})
+    return {"kind": "missing_data", "question": question, "article_id": resolution.article_id,
+            "candidates": resolution.tied or [resolution.article_id],
+            "message": "Please provide: " + ", ".join(f.name for f in wanted) + ".", "fields": items,
+            "resume_with": "Command(resume={field_key: value, ...})"}

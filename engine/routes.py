@@ -1,0 +1,38 @@
+"""Where an answer goes next: the decisions behind the graph's edges, shared by `engine.answer`.
+
+Each function takes what it decides on and returns the name of the next step; the graph's named
+edge functions (graphs/kb_agent.py) and the plain pipeline (engine/pipeline.py) both call these,
+so the two cannot route differently.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from ..config import Context
+from .records import Draft, Relevance
+
+
+def after_required_data(mode: str) -> Literal["retrieve", "end"]:
+    """`required_data` mode ends with the field list; `answer` mode goes on to retrieval."""
+    return "end" if mode == "required_data" else "retrieve"
+
+
+def after_retrieve(has_hits: bool, relevance: Relevance, ctx: Context) -> Literal["assemble_context", "abstain"]:
+    """Abstain before any generation when retrieval found nothing relevant enough."""
+    return "assemble_context" if has_hits and relevance.score >= ctx.relevance_threshold else "abstain"
+
+
+def after_generate(draft: Draft) -> Literal["check_guardrails", "abstain"]:
+    """A model that says the excerpts do not answer the question abstains, with its reason."""
+    return "abstain" if draft.cannot_answer else "check_guardrails"
+
+
+def after_check(passed: bool, confidence: float, attempts: int,
+                ctx: Context) -> Literal["generate", "uncertain", "end"]:
+    """A failed check earns a bounded regeneration; a second failure or low confidence is `uncertain`."""
+    if not passed and attempts <= ctx.max_regenerations:
+        return "generate"
+    if not passed or confidence < ctx.confidence_threshold:
+        return "uncertain"
+    return "end"

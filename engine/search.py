@@ -1,0 +1,72 @@
+"""Search with the detected facets as filters, relaxing them when they leave nothing relevant.
+
+Shared by the required-data step and retrieval: detected facets are a guess, caller filters are
+not, so only the detected part is ever relaxed. Reranking and MMR happen here; relevance (abstain
+or not) is scored on the final order.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..config import Context
+from ..kb.text import terms
+from ..llm.chat import ModelClock
+from ..retrieval.hybrid import SearchParams
+from ..retrieval.mmr import mmr
+from ..retrieval.rerank import get_reranker
+from ..retrieval.snapshot import KnowledgeBase
+from .facets import combine_filters
+from .records import Inquiry, Relevance, Retrieval
+from .score import relevance
+
+
+def synonym_alternatives(kb: KnowledgeBase, question: str) -> dict[str, list[str]]:
+    """question term -> synonym phrases that stand for it (they count as the term for coverage)."""
+    out: dict[str, list[str]] = {}
+    for group in kb.synonyms.groups:
+        for member in group:
+            for t in terms(member):
+                out.setdefault(t, []).extend(m for m in group if m != member)
+    q = set(terms(question))
+    return {t: v for t, v in out.items() if t in q}
+
+
+def search_params(ctx: Context, k: int) -> SearchParams:
+    return SearchParams(k=k, candidate_k=ctx.candidate_k, method="hybrid", fusion=ctx.fusion, rrf_k=ctx.rrf_k,
+                        alpha=ctx.fusion_alpha)
+
+
+def search(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, *, extra_filter: dict[str, Any] | None = None,
+           facet_filters: dict[str, Any] | None = None, k: int | None = None, strategy: str | None = None,
+           clock: ModelClock | None = None) -> Retrieval:
+    """The passages for the inquiry's question under its filters (relaxing detected facets if needed)."""
+    question = inquiry.question
+    facets = inquiry.facet_filters if facet_filters is None else facet_filters
+    reranker = get_reranker(ctx, strategy or ctx.reranker, clock)
+    alternatives = synonym_alternatives(kb, question)
+    want = k or ctx.top_k
+    pool = want if ctx.mmr_lambda >= 1.0 else 3 * want
+
+    def run(flt: dict[str, Any]) -> tuple[list, Relevance, dict[str, Any]]:
+        notes: dict[str, Any] = {}
+        hits = kb.search(question, filters=flt, params=search_params(ctx, pool), expansions=inquiry.expansions)
+        hits = reranker.rerank(question, hits, facets=inquiry.detected_facets, idf=kb.bm25.idf, notes=notes)
+        if ctx.mmr_lambda < 1.0 and len(hits) > want:
+            chosen = mmr(np.asarray([h.score for h in hits]), kb.vectors_of([h.row for h in hits]), want,
+                         ctx.mmr_lambda)
+            hits = [hits[i] for i in chosen]
+        return hits, Relevance(**relevance(question, hits, alternatives, kb.bm25.idf)), notes
+
+    used = combine_filters(inquiry.filters, facets, extra_filter or {})
+    hits, rel, notes = run(used)
+    relaxed = False
+    if facets and (not hits or rel.score < ctx.relevance_threshold):
+        loose = combine_filters(inquiry.filters, extra_filter or {})
+        hits2, rel2, notes2 = run(loose)
+        if rel2.score > rel.score:
+            hits, rel, used, relaxed, notes = hits2, rel2, loose, True, notes2
+    return Retrieval(hits=hits, relevance=rel, filters=used, relaxed=relaxed,
+                     notes={"reranker": reranker.name, **notes})

@@ -1,0 +1,416 @@
+"""A knowledge-base snapshot: the indexes of one store generation, self-contained, loaded once.
+
+An index build reads the store in one read transaction and writes everything a question needs —
+passages, documents, synonyms, BM25, vectors, metadata columns — into a fresh directory, then points
+the `index` symlink at it (an atomic swap). A snapshot never reads the store again, so a run that
+pins one snapshot sees one generation from its first step to its last, whatever ingests happen
+meanwhile; old snapshots stay usable until nobody holds them.
+
+`open_kb(home)` returns the process-wide snapshot of the current generation (models and indexes
+load once per process); `open_kb(home, generation=g)` returns the snapshot a run pinned.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import mmap
+import os
+import shutil
+import tempfile
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import ConfigError, NotIngestedError
+from ..kb.articles import FACETS
+from ..kb.synonyms import SynonymExpander
+from ..kb.text import ANALYZER_ID
+from ..store.sqlite import Store
+from .ann import ANN_FILE, ANN_MIN_ROWS, IVFIndex
+from .bm25 import BM25Index, query_terms
+from .embeddings import Embedder, get_embedder
+from .filters import Filter, MetadataIndex, validate_filter
+from .hybrid import Hit, SearchParams, hybrid_search
+from .passage import Passage, index_text
+from .vectors import ExactIndex, VectorIndex
+
+INDEX_LINK = "index"  # symlink to the current index directory
+MANIFEST = "manifest.json"
+FORMAT = 2  # bump when the layout of an index directory changes: older ones are rebuilt
+OLD_SNAPSHOT_SECONDS = 600.0  # a superseded snapshot stays loaded this long for runs that pinned it
+
+
+@dataclass
+class DocInfo:
+    doc_id: str
+    title: str
+    metadata: dict[str, Any]
+    structured: bool
+    fields: list[dict[str, Any]]
+    guardrails: dict[str, Any]
+    first_row: int = 0
+    rows: int = 0
+
+
+class PassageTable:
+    """Row-ordered passages of one build: JSON lines read on demand from a memory map.
+
+    Keeping the text beside the indexes (rather than reading SQLite per query) is what makes a
+    snapshot self-contained: a document deleted or rewritten after the build cannot change it.
+    """
+
+    FILE, OFFSETS = "passages.jsonl", "passages.offsets.npy"
+
+    def __init__(self, directory: Path):
+        self.offsets = np.load(directory / self.OFFSETS)
+        size = (directory / self.FILE).stat().st_size
+        with (directory / self.FILE).open("rb") as fh:
+            self._data: mmap.mmap | bytes = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
+
+    @classmethod
+    def write(cls, directory: Path, rows: list[dict[str, Any]]) -> None:
+        offsets = [0]
+        with (directory / cls.FILE).open("wb") as fh:
+            for row in rows:
+                line = json.dumps(row, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+                fh.write(line)
+                offsets.append(offsets[-1] + len(line))
+        np.save(directory / cls.OFFSETS, np.asarray(offsets, dtype=np.int64))
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+    def get(self, row: int) -> dict[str, Any]:
+        return json.loads(self._data[int(self.offsets[row]):int(self.offsets[row + 1])])
+
+
+@dataclass
+class KnowledgeBase:
+    home: Path
+    directory: Path
+    store: Store
+    generation: int
+    chunk_ids: list[str]
+    doc_of_row: list[str]
+    passages: PassageTable
+    meta: MetadataIndex
+    bm25: BM25Index
+    vectors: VectorIndex
+    embedder: Embedder
+    docs: dict[str, DocInfo]
+    synonyms: SynonymExpander
+    facets: dict[str, list[str]] = field(default_factory=dict)
+    row_of: dict[str, int] = field(default_factory=dict)
+    _detector: Any = None
+    _memo: OrderedDict = field(default_factory=OrderedDict)
+    _memo_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    # --- loading ------------------------------------------------------------------------------
+    @classmethod
+    def load(cls, home: Path, vector_store: str = "local", embedding_model: str = "minilm",
+             embedding_base_url: str = "") -> KnowledgeBase:
+        """The current snapshot of `home`, building it first when the store has moved on."""
+        home = Path(home)
+        if not Store.exists(home):
+            raise NotIngestedError(f"no knowledge base at {home}: run `citewise ingest PATH --home {home}` first")
+        store = Store(home)
+        if store.count()[0] == 0:
+            raise NotIngestedError(f"the knowledge base at {home} is empty: run `citewise ingest PATH` first")
+        embedder = get_embedder(embedding_model, embedding_base_url)
+        check_model(home, embedder.model_id)
+        if not is_current(home, store.generation()):
+            with build_lock(home):  # one builder per home, across processes; the others wait and reuse
+                if not is_current(home, store.generation()):
+                    build_indexes(store, embedder, vector_store=vector_store)
+        return cls.open(home, store, embedder, vector_store)
+
+    @classmethod
+    def open(cls, home: Path, store: Store, embedder: Embedder, vector_store: str = "local") -> KnowledgeBase:
+        directory = (home / INDEX_LINK).resolve()
+        manifest = read_manifest(home)
+        if manifest is None:
+            raise NotIngestedError(f"the index of {home} is missing: run `citewise reindex --home {home}`")
+        rows = json.loads((directory / "rows.json").read_text())
+        local: VectorIndex = IVFIndex.load(directory) if (directory / ANN_FILE).exists() else ExactIndex.load(directory)
+        vectors = local
+        if vector_store == "pinecone":
+            from .pinecone import PineconeVectorIndex
+
+            remote = PineconeVectorIndex.from_env(home, rows["chunk_ids"], embedder.model_id)
+            remote.check_model()
+            remote.local = local  # exact re-scoring of fusion candidates stays local
+            vectors = remote
+        docs = {d["doc_id"]: DocInfo(**d) for d in json.loads((directory / "documents.json").read_text())}
+        meta = MetadataIndex.load(str(directory / "metadata.npz"))
+        synonyms = json.loads((directory / "synonyms.json").read_text())
+        kb = cls(home=home, directory=directory, store=store, generation=int(manifest["generation"]),
+                 chunk_ids=rows["chunk_ids"], doc_of_row=rows["doc_ids"], passages=PassageTable(directory),
+                 meta=meta, bm25=BM25Index.load(directory / "bm25"), vectors=vectors, embedder=embedder,
+                 docs=docs, synonyms=SynonymExpander(synonyms))
+        kb.row_of = {cid: i for i, cid in enumerate(kb.chunk_ids)}
+        kb.facets = {f: meta.values(f) for f in FACETS}
+        return kb
+
+    @property
+    def facet_detector(self) -> Any:
+        """Built on first use and kept with this (immutable) snapshot."""
+        if self._detector is None:
+            from ..engine.facets import FacetDetector, term_precision_fn
+
+            self._detector = FacetDetector(self.facets, self.synonyms.groups, term_precision_fn(self))
+        return self._detector
+
+    def is_current(self) -> bool:
+        return self.store.generation() == self.generation
+
+    # --- search -------------------------------------------------------------------------------
+    def search(self, query: str, *, filters: Filter | None = None, params: SearchParams | None = None,
+               expansions: list[str] | None = None) -> list[Passage]:
+        """Hybrid (or single-branch) search returning passages with their branch scores.
+
+        Memoised per snapshot: within one question the required-data step and retrieval issue the
+        same search, and an interrupted run replays its node on every resume.
+        """
+        key = json.dumps([query, filters or {}, asdict(params or SearchParams()), expansions], sort_keys=True)
+        with self._memo_lock:
+            cached = self._memo.get(key)
+            if cached is not None:
+                self._memo.move_to_end(key)
+        if cached is None:
+            cached = self.passages_of(self.search_rows(query, filters=filters, params=params, expansions=expansions))
+            with self._memo_lock:
+                self._memo[key] = cached
+                if len(self._memo) > 256:
+                    self._memo.popitem(last=False)
+        return [replace(p) for p in cached]  # callers may annotate their copies
+
+    def search_rows(self, query: str, *, filters: Filter | None = None, params: SearchParams | None = None,
+                    expansions: list[str] | None = None) -> list[Hit]:
+        """The search itself, without decoding passages (what benchmarks time)."""
+        params = params or SearchParams()
+        flt = validate_filter(filters or {})
+        mask = self.meta.mask(flt)
+        extra = self.synonyms.expansions(query) if expansions is None else expansions
+        weighted = query_terms(query, extra)
+        qvec = self.embedder.embed_query(query) if params.method != "bm25" else None
+        return hybrid_search(self.bm25, self.vectors, weighted, qvec, mask, params, flt)
+
+    def passages_of(self, hits: list[Hit]) -> list[Passage]:
+        return [Passage(**self.passages.get(h.row), score=h.score, bm25=h.bm25, dense=h.dense,
+                        bm25_rank=h.bm25_rank, dense_rank=h.dense_rank, row=h.row) for h in hits]
+
+    def chunks_of(self, doc_id: str) -> list[Passage]:
+        """A document's chunks in reading order (rows of a document are contiguous)."""
+        doc = self.docs.get(doc_id)
+        if doc is None:
+            return []
+        return [Passage(**self.passages.get(r), row=r) for r in range(doc.first_row, doc.first_row + doc.rows)]
+
+    def vectors_of(self, rows: list[int]) -> np.ndarray:
+        """Dense vectors of some rows (from the local index, also kept when Pinecone serves queries)."""
+        local = getattr(self.vectors, "local", None) or self.vectors
+        return np.asarray(local.vectors[np.asarray(rows, dtype=np.int64)], dtype=np.float32)
+
+
+# --- the process-wide cache: current snapshots, and superseded ones runs may have pinned ------------
+_Key = tuple[Path, str, str, str]
+_CURRENT: dict[_Key, KnowledgeBase] = {}
+_PINNED: OrderedDict[tuple[_Key, int], tuple[KnowledgeBase, float]] = OrderedDict()
+_LOCKS: dict[_Key, threading.Lock] = {}
+_CACHE_LOCK = threading.Lock()  # guards the dicts only; loading happens under the per-home lock
+
+
+def open_kb(home: Path, vector_store: str = "local", embedding_model: str = "minilm",
+            embedding_base_url: str = "", *, generation: int | None = None) -> KnowledgeBase:
+    """The snapshot a run pinned (`generation`) when still loaded, else the current one."""
+    key: _Key = (Path(home).resolve(), vector_store, embedding_model, embedding_base_url)
+    with _CACHE_LOCK:
+        if generation is not None:
+            current = _CURRENT.get(key)
+            if current is not None and current.generation == generation:
+                return current
+            pinned = _PINNED.get((key, generation))
+            if pinned is not None:
+                _PINNED[(key, generation)] = (pinned[0], time.monotonic())
+                return pinned[0]
+        lock = _LOCKS.setdefault(key, threading.Lock())
+    with lock:
+        with _CACHE_LOCK:
+            kb = _CURRENT.get(key)
+        if kb is not None and kb.is_current():
+            return kb
+        fresh = KnowledgeBase.load(*key)
+        with _CACHE_LOCK:
+            if kb is not None:
+                _PINNED[(key, kb.generation)] = (kb, time.monotonic())
+            _CURRENT[key] = fresh
+            _evict_old()
+        return fresh
+
+
+def _evict_old() -> None:
+    now = time.monotonic()
+    for k in [k for k, (_, used) in _PINNED.items() if now - used > OLD_SNAPSHOT_SECONDS]:
+        del _PINNED[k]
+    while len(_PINNED) > 4:
+        _PINNED.popitem(last=False)
+
+
+def forget(home: Path) -> None:
+    """Drop every cached snapshot of a home (after a rebuild in this process)."""
+    home = Path(home).resolve()
+    with _CACHE_LOCK:
+        for key in [k for k in _CURRENT if k[0] == home]:
+            del _CURRENT[key]
+        for key in [k for k in _PINNED if k[0][0] == home]:
+            del _PINNED[key]
+
+
+# --- building --------------------------------------------------------------------------------------
+def read_manifest(home: Path) -> dict[str, Any] | None:
+    try:
+        manifest = json.loads((Path(home) / INDEX_LINK / MANIFEST).read_text())
+    except (OSError, ValueError):
+        return None
+    return manifest if isinstance(manifest, dict) else None
+
+
+def is_current(home: Path, generation: int) -> bool:
+    manifest = read_manifest(home)
+    return (manifest is not None and manifest.get("format") == FORMAT and manifest.get("generation") == generation
+            and manifest.get("analyzer") == ANALYZER_ID)
+
+
+def recorded_model(home: Path) -> str | None:
+    manifest = read_manifest(home)
+    return manifest.get("embedding_model") if manifest else None
+
+
+def check_model(home: Path, model_id: str) -> None:
+    existing = recorded_model(home)
+    if existing is not None and existing != model_id:
+        raise ConfigError(f"the index at {home} was built with {existing!r}, not {model_id!r}; vectors of two "
+                          f"models are never mixed: use the same model or rebuild with "
+                          f"`citewise reindex --home {home} --embedding-model ...`")
+
+
+@contextlib.contextmanager
+def build_lock(home: Path) -> Iterator[None]:
+    """An exclusive lock per home across processes (flock: released even if the holder is killed)."""
+    Path(home).mkdir(parents=True, exist_ok=True)
+    with (Path(home) / ".build.lock").open("a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def build_indexes(store: Store, embedder: Embedder | None = None,
+                  progress: Callable[[int], None] | None = None, vector_store: str = "local",
+                  full_sync: bool = False) -> dict[str, Any]:
+    """Build a snapshot of the store's current generation in a new directory and swap it in.
+
+    With vector_store="pinecone" the vectors are also synced to the Pinecone namespace of this home.
+    """
+    embedder = embedder or get_embedder()
+    started = time.perf_counter()
+    with store.reading():  # one consistent view: generation, documents, chunks and synonyms agree
+        generation = store.generation()
+        documents = list(store.documents())
+        synonyms = store.synonyms()
+        rows = [dict(r) for r in store.iter_chunks()]
+    chunk_ids = [r["chunk_id"] for r in rows]
+    doc_ids = [r["doc_id"] for r in rows]
+    texts = [index_text(r["title"], r["section"], r["text"]) for r in rows]
+    metadata = [json.loads(r["metadata"]) for r in rows]
+    spans: dict[str, list[int]] = {}
+    for i, d in enumerate(doc_ids):
+        spans.setdefault(d, [i, 0])[1] += 1
+    home = store.home
+    clean_stale_builds(home)
+    tmp = Path(tempfile.mkdtemp(prefix=f"index.tmp-{os.getpid()}-", dir=home))
+    try:
+        BM25Index.build(texts).save(tmp / "bm25")
+        vectors = embedder.embed_documents(texts, progress=progress) if texts else np.zeros((0, embedder.dim))
+        ExactIndex(vectors).save(tmp)
+        if len(chunk_ids) >= ANN_MIN_ROWS:  # exact search stops meeting latency targets around here
+            IVFIndex.build(vectors).save(tmp)
+        MetadataIndex(metadata).save(str(tmp / "metadata.npz"))
+        PassageTable.write(tmp, [{"chunk_id": r["chunk_id"], "doc_id": r["doc_id"], "title": r["title"],
+                                  "section": r["section"], "chunk_type": r["chunk_type"], "tier": r["tier"],
+                                  "text": r["text"], "ordinal": r["ordinal"], "tokens": r["tokens"],
+                                  "metadata": md} for r, md in zip(rows, metadata, strict=True)])
+        docs = [{**d, "first_row": spans.get(d["doc_id"], [0, 0])[0], "rows": spans.get(d["doc_id"], [0, 0])[1]}
+                for d in documents]
+        (tmp / "documents.json").write_text(json.dumps(docs))
+        (tmp / "synonyms.json").write_text(json.dumps(synonyms))
+        if vector_store == "pinecone":
+            from .pinecone import PineconeVectorIndex, namespace_for
+
+            remote = PineconeVectorIndex.from_env(home, chunk_ids, embedder.model_id)
+            remote.sync(chunk_ids, vectors, metadata, home / f"pinecone-{namespace_for(home)}.json", full=full_sync)
+        (tmp / "rows.json").write_text(json.dumps({"chunk_ids": chunk_ids, "doc_ids": doc_ids}))
+        manifest = {"format": FORMAT, "generation": generation, "embedding_model": embedder.model_id,
+                    "analyzer": ANALYZER_ID, "chunks": len(chunk_ids), "documents": len(documents),
+                    "built_at": time.time(), "seconds": round(time.perf_counter() - started, 3)}
+        (tmp / MANIFEST).write_text(json.dumps(manifest))
+        final = tmp.with_name(f"index-g{generation}-{tmp.name.rsplit('-', 1)[-1]}")
+        tmp.rename(final)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    swap_in(home, final)
+    return manifest
+
+
+def swap_in(home: Path, directory: Path) -> None:
+    """Point `index` at a finished build atomically, then remove older builds.
+
+    Readers resolve the link once when they load; a removed directory stays readable for a process
+    that already opened (or memory-mapped) its files.
+    """
+    link = home / INDEX_LINK
+    if link.exists() and not link.is_symlink():  # an index directory from before snapshots were links
+        legacy = home / f"index-legacy-{os.getpid()}"
+        link.rename(legacy)
+        shutil.rmtree(legacy, ignore_errors=True)
+    tmp_link = home / f".index-link-{os.getpid()}-{threading.get_ident()}"
+    with contextlib.suppress(FileNotFoundError):
+        tmp_link.unlink()
+    tmp_link.symlink_to(directory.name)
+    os.replace(tmp_link, link)
+    for old in home.glob("index-g*"):
+        if old != directory:
+            shutil.rmtree(old, ignore_errors=True)
+
+
+def clean_stale_builds(home: Path) -> None:
+    """Remove temporary build directories whose builder process is gone (killed mid-build)."""
+    for tmp in Path(home).glob("index.tmp-*"):
+        try:
+            pid = int(tmp.name.split("-")[1])
+        except (IndexError, ValueError):
+            pid = -1
+        if pid != os.getpid() and not _alive(pid):
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -1,0 +1,173 @@
+"""The engine on its own: no LangGraph, thin nodes over it, one KB snapshot per run, and the defects
+fixed while it was carved out of the nodes (each test here failed before its fix)."""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from citewise.config import Context
+from citewise.engine.inquiry import detect_mode, minimum_max_tokens
+from citewise.errors import InputError
+from citewise.evals.questions import split_of
+from tests.paths import ROOT
+
+QUESTION = "How do I roll over my Acme 401(k) to an IRA?"
+
+
+def test_engine_imports_and_answers_without_langgraph(kb_home: Path) -> None:
+    code = ("import sys, json\nimport citewise.engine\nassert not any(m.startswith('langgraph') for m in sys.modules)\n"
+            "from citewise.engine import answer\n"
+            f"out = answer({QUESTION!r}, home={str(kb_home)!r})\n"
+            "print(json.dumps({'langgraph': sorted(m for m in sys.modules if m.startswith('langgraph')),\n"
+            "  'decision': out['decision'], 'article': out['article_reference']['article_id'],\n"
+            "  'citations': len(out['citations']), 'steps': sorted(out['metadata']['timings_ms'])}))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["langgraph"] == []
+    assert result["decision"] == "needs_data" and result["article"] == "acme-401k-rollover" and result["citations"]
+    assert {"intake", "extract_required_data", "retrieve", "assemble_context", "generate"} <= set(result["steps"])
+
+
+def test_engine_and_graph_give_the_same_answer(kb_home: Path) -> None:
+    from citewise.engine import answer
+    from citewise.graphs.kb_agent import graph
+
+    ctx = Context(home=str(kb_home))
+    contribution = {"current_deferral_percentage": 5, "new_deferral_percentage": 8, "contribution_type": "pre-tax"}
+    for question, data in ((QUESTION, {}), ("What is the capital of France?", {}),
+                           ("How do I change my contribution rate at Acme?", contribution)):
+        ours = answer(question, ctx=ctx, collected_data=data)
+        theirs = graph.invoke({"question": question, "collected_data": data}, context=ctx)
+        for key in ("decision", "confidence", "response", "citations", "article_reference", "required_fields",
+                    "missing_fields", "guardrails"):
+            assert ours.get(key) == theirs.get(key), (question, key)
+
+
+def test_nodes_are_thin_adapters() -> None:
+    nodes = [p for p in (ROOT / "nodes").glob("*.py") if p.name not in ("__init__.py", "common.py")]
+    assert len(nodes) == 8
+    for path in nodes:
+        assert len(path.read_text().splitlines()) <= 40, path.name
+        imports = [n for n in ast.walk(ast.parse(path.read_text())) if isinstance(n, ast.ImportFrom)]
+        siblings = [n.module for n in imports if (n.level == 1 and n.module != "common")
+                    or (n.module or "").startswith("citewise.nodes")]
+        assert siblings == [], f"{path.name} imports another node: {siblings}"
+
+
+def test_facets_and_text_splitting_are_defined_once() -> None:
+    package = [p for p in ROOT.rglob("*.py") if not p.is_relative_to(ROOT / "tests") and ".venv" not in p.parts]
+    facets = [p.name for p in package if "FACETS = (" in p.read_text()]
+    assert facets == ["articles.py"]
+    splitters = [p.name for p in package if "re.split(r\"\\n\\s*\\n\"" in p.read_text()]
+    assert splitters == ["text.py"]
+
+
+def test_no_assert_statements_in_runtime_code() -> None:
+    package = [p for p in ROOT.rglob("*.py") if not p.is_relative_to(ROOT / "tests") and ".venv" not in p.parts]
+    offenders = [p.name for p in package if any(isinstance(n, ast.Assert) for n in ast.walk(ast.parse(p.read_text())))]
+    assert offenders == []
+
+
+# --- defect 1: the environment never overrides an explicit value ---------------------------------
+def test_explicit_configuration_beats_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CITEWISE_FUSION", "rrf")
+    monkeypatch.setenv("CITEWISE_TOP_K", "7")
+    assert Context(fusion="zscore").fusion == "zscore"
+    assert Context().fusion == "rrf" and Context().top_k == 7  # env fills what the caller did not give
+    assert Context().with_overrides(fusion="zscore").fusion == "zscore"
+    assert Context(top_k=5).fusion == "rrf" and Context(top_k=5).top_k == 5
+    with pytest.raises(InputError, match="unknown configuration field"):
+        Context(fusion_mode="rrf")
+
+
+# --- defect 2: one KB snapshot per run --------------------------------------------------------------
+def test_a_run_keeps_its_snapshot_while_the_kb_changes(kb_copy: Path, tmp_path: Path) -> None:
+    from citewise.graphs.kb_agent import graph
+    from citewise.kb.ingest import ingest
+
+    home = tmp_path / "home"
+    ingest([kb_copy], home, progress=False)
+    ctx = Context(home=str(home))
+    steps = graph.stream({"question": "What is the minimum loan amount at Acme?"}, context=ctx,
+                         stream_mode="values")
+    first = next(steps)  # the input
+    state = next(steps)  # after intake: the snapshot is pinned
+    pinned = state["kb_generation"]
+    (kb_copy / "acme" / "acme-401k-loan.md").unlink()  # another writer deletes the article mid-run
+    assert ingest([kb_copy], home, prune=True, progress=False)["documents_removed"] == 1
+    final = first
+    for state in steps:
+        final = state
+    assert final["metadata"]["kb_generation"] == pinned
+    assert final["article_reference"]["article_id"] == "acme-401k-loan"  # answered from the pinned snapshot
+    assert all(c["doc_id"] == "acme-401k-loan" or c["doc_id"].startswith("acme") for c in final["citations"])
+    later = graph.invoke({"question": "What is the minimum loan amount at Acme?"}, context=ctx)
+    assert later["metadata"]["kb_generation"] > pinned
+    assert all(c["doc_id"] != "acme-401k-loan" for c in later["citations"])
+
+
+# --- defect 3: max_tokens too small for any context is refused with the minimum -------------------
+def test_max_tokens_below_the_minimum_is_refused_and_the_minimum_answers(kb_home: Path) -> None:
+    from citewise.engine import answer
+
+    least = minimum_max_tokens(Context())
+    with pytest.raises(InputError, match=f"within {least}\\.\\."):
+        answer(QUESTION, home=kb_home, max_tokens=least - 1)
+    out = answer(QUESTION, home=kb_home, max_tokens=least)
+    assert out["metadata"]["chunks_used"] >= 1 and out["metadata"]["context_tokens"] <= int(0.7 * least)
+    assert "failed verification" not in out["response"]["text"]
+
+
+# --- defect 4: mode detection defaults to answer -----------------------------------------------------
+def test_mode_detection_on_labelled_phrasings(record_property: pytest.FixtureRequest) -> None:
+    rows = yaml.safe_load((ROOT / "tests" / "data" / "mode_phrasings.yaml").read_text())
+    assert len(rows) >= 40
+    assert detect_mode("What do I need to know about RMDs?") == "answer"
+    assert detect_mode("What information do you have about loans?") == "answer"
+    by_split: dict[str, list[bool]] = {"dev": [], "test": []}
+    for r in rows:
+        by_split[split_of(r["id"])].append(detect_mode(r["question"]) == r["mode"])
+    accuracy = {k: sum(v) / len(v) for k, v in by_split.items()}
+    record_property("report:mode detection", f"dev {accuracy['dev']:.1%} ({len(by_split['dev'])}), "
+                                             f"test {accuracy['test']:.1%} ({len(by_split['test'])})")
+    assert accuracy["test"] >= 0.95
+
+
+# --- defect 6: a model that cannot answer abstains with its reason, in one call ------------------
+def test_model_cannot_answer_abstains_with_its_reason(kb_home: Path) -> None:
+    from citewise.graphs.kb_agent import graph
+    from tests.openai_standin import OpenAIStandIn
+
+    with OpenAIStandIn() as llm:
+        llm.script = [{"json": {"cannot_answer": True, "reason": "The excerpts do not give a loan fee for 2031.",
+                                "sections": []}}]
+        ctx = Context(home=str(kb_home), llm_model="standin-model", llm_base_url=llm.base_url,
+                      llm_required_fields=False)
+        out = graph.invoke({"question": "What will Acme's loan fee be in 2031?"}, context=ctx)
+        calls = len(llm.chat_requests())
+    assert out["decision"] == "out_of_scope" and out["citations"] == [] and calls == 1
+    assert "do not give a loan fee for 2031" in out["response"]["text"]
+
+
+# --- defect 7: a resumed thread keeps the settings it started with -----------------------------------
+def test_resume_keeps_the_threads_settings(kb_home: Path) -> None:
+    from citewise import api
+    from tests.openai_standin import OpenAIStandIn
+
+    with OpenAIStandIn() as llm:
+        first = api.ask("How do I roll over my 401(k)?", home=kb_home, interrupt_on_missing_data=True,
+                        llm_model="standin-model", llm_base_url=llm.base_url, llm_required_fields=False)
+        assert first["status"] == "interrupted"
+        done = api.resume(first["thread_id"], {"record_keeper": "Acme Retirement", "separation_date": "2026-03-31",
+                                               "receiving_institution": "Example Bank",
+                                               "receiving_account_type": "IRA", "date_of_birth": "1960-05-01",
+                                               "vested_balance": 40000}, home=kb_home)
+    assert done["status"] == "done" and done["metadata"]["generator"] == "openai:standin-model"
