@@ -1,0 +1,84 @@
+"""A knowledge base of real documentation: the long descriptions (README text) of installed dependencies.
+
+    python -m citewise.evals.docs_kb DEST
+
+Our sample KB and its questions were written by the same people, so they share words and habits. These
+READMEs were written by nobody on the team, in both Markdown and reStructuredText, with the noise real
+docs have (badges, HTML, changelogs, tables). The files are built at eval time from the installed
+packages' metadata, so nothing is vendored into this repository; `examples/questions-docs.yaml` is the
+eval set, and its facts were checked against the pinned versions (requirements.lock).
+
+Each package becomes `DEST/<package>.md`, a plain document (no front matter) whose id is that file name.
+reStructuredText section titles become Markdown headings; everything else is kept as text.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from importlib.metadata import metadata
+from pathlib import Path
+
+PACKAGES = [
+    "bm25s", "tiktoken", "tqdm", "pydantic", "httpx", "faiss-cpu", "ruff", "langgraph-cli",
+    "hypothesis", "pytest", "pytest-timeout", "ir-measures", "rank-bm25",
+]
+
+_LEVELS = {"=": "#", "-": "##", "~": "###", "^": "####", "+": "####"}
+_ADORNMENT = re.compile(r"([=\-~^+])\1+$")
+
+
+def rst_headings(text: str) -> str:
+    """Turn reST section titles (underlined, optionally overlined with the same line) into `#` headings."""
+    lines = text.split("\n")
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        title, under = lines[i], lines[i + 1] if i + 1 < len(lines) else ""
+        m = _ADORNMENT.match(under)
+        if (m and title.strip() and not title[0].isspace() and any(c.isalnum() for c in title)
+                and len(under) >= len(title.rstrip())):
+            if out and out[-1] == under:  # the overline of an overlined title
+                out.pop()
+            out.append(f"{_LEVELS[m.group(1)]} {title.strip()}")
+            i += 2
+            continue
+        out.append(title)
+        i += 1
+    return "\n".join(out)
+
+
+def description(name: str) -> str:
+    """The package's long description as Markdown (reST descriptions get Markdown headings)."""
+    meta = metadata(name)
+    text = (meta.get_payload() or meta.get("Description") or "").replace("\r\n", "\n")
+    kind = (meta.get("Description-Content-Type") or "text/x-rst").split(";")[0].strip().lower()
+    if kind == "text/x-rst":  # PyPI's default when no content type is declared
+        text = rst_headings(text)
+    text = text.strip("\n") + "\n"
+    return "\n" + text if text.startswith("---") else text  # a leading '---' would read as front matter
+
+
+def build_docs_kb(dest: Path, packages: list[str] | None = None) -> list[Path]:
+    """Write each package's description to `dest/<package>.md`; returns the files written."""
+    dest.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name in packages or PACKAGES:
+        path = dest / f"{name}.md"
+        path.write_text(description(name), encoding="utf-8")
+        written.append(path)
+    return written
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        print("usage: python -m citewise.evals.docs_kb DEST", file=sys.stderr)
+        return 2
+    for path in build_docs_kb(Path(args[0])):
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
