@@ -13,7 +13,7 @@ import pytest
 
 from citewise.errors import IngestError
 from citewise.kb.convert import ConversionError, Converted, convert, convertible
-from citewise.kb.convert.transcript import convert_text, group, hms, parse_simple
+from citewise.kb.convert.transcript import convert_text, group, hms, is_transcript, parse_simple
 
 # --- helpers -------------------------------------------------------------------------------------------
 
@@ -424,6 +424,11 @@ def test_simple_timestamped_formats_and_txt_sniffing(tmp_path: Path) -> None:
     assert convertible(path)
     result = convert(path)
     assert result.metadata["format"] == "timestamped" and result.blocks[0].start == 5.0
+    headed = "Alice Smith  0:03\nHello, this is the weekly sync.\nCan you hear me?\n\nBob Jones  0:15\nYes.\n"
+    assert is_transcript(headed)
+    assert [(b.start, b.end, b.speakers) for b in convert_text(headed, "otter").blocks] == [
+        (3.0, 15.0, ("Alice Smith", "Bob Jones")),
+    ]
     prose = tmp_path / "notes.txt"
     prose.write_text("Meeting notes\nWe talked about 3:30 pm deadlines.\n", encoding="utf-8")
     assert not convertible(prose)

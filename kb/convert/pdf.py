@@ -9,9 +9,12 @@ bold, or whose body uses several sizes, yields fewer headings, never wrong text.
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -210,8 +213,27 @@ def _blocks(lines: list[_Line]) -> list[Block]:
 _OFFICE_TITLE = re.compile(r"^Microsoft (?:Word|PowerPoint|Excel) - ")
 
 
+@contextmanager
+def _quiet_pypdf() -> Iterator[None]:
+    """pypdf logs every defect it works around ("EOF marker not found", unsupported encodings, the latter
+    at error level with a 256-entry table); with no logging configured they land on the ingest's stderr.
+    What matters reaches the caller as a ConversionError instead."""
+    logger = logging.getLogger("pypdf")
+    previous = logger.level
+    logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        logger.setLevel(previous)
+
+
 def convert(path: Path) -> Converted:
     """Convert a PDF; raise ConversionError for encrypted, corrupt or text-less (scanned) files."""
+    with _quiet_pypdf():
+        return _convert(path)
+
+
+def _convert(path: Path) -> Converted:
     reader = _open(path)
     lines, pages = _read_lines(reader, path)
     if not any(line.text for line in lines):

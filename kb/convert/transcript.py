@@ -146,8 +146,9 @@ def is_transcript(text: str) -> bool:
     if _TIMING.search(head) is not None and "-->" in head:
         return True
     lines = [line for line in head.splitlines() if line.strip()]
-    timed = sum(1 for line in lines if _looks_timed(line) or _NAME_THEN_TIME.match(line.strip()))
-    return len(lines) >= 2 and timed >= 2 and timed * 2 >= len(lines)
+    timed = sum(1 for line in lines if _looks_timed(line))
+    headers = sum(1 for line in lines if _NAME_THEN_TIME.match(line.strip()))  # "Alice Smith  0:03" + text
+    return (timed >= 2 and timed * 2 >= len(lines)) or (headers >= 2 and headers * 3 >= len(lines))
 
 
 def _cut(window: list[Segment], words: list[int], next_speaker: str | None, max_words: int) -> int:
