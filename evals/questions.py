@@ -1,6 +1,13 @@
-"""Run a questions file through the graph and score decision + article (the sample-questions eval).
+"""Answer-level evaluation: run an eval set through citewise and check what the user gets.
 
-    python -m citewise.evals.questions [--questions FILE] [--kb DIR] [--home DIR] [--json]
+    citewise eval questions [--set sample|telecom|docs] [--split dev|test|all] [--json] [--record]
+    citewise eval questions --questions FILE --kb DIR
+
+Each entry (format: evals/QUESTIONS.md) states what a correct answer must contain; an entry passes when
+every check it states holds: decision, governing article, facts in `response.text`, phrases absent,
+warnings carried, required-field keys, and citations from the right article. The report gives the pass
+rate, each check's rate, answer-fact recall, citation precision, never-say violations, false-abstain and
+false-answer rates, broken down by category, for one split (dev to tune, test to report).
 """
 
 from __future__ import annotations
@@ -8,9 +15,13 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import re
 import sys
 import tempfile
 import time
+import unicodedata
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +30,22 @@ import yaml
 from ..errors import InputError
 
 ROOT = Path(__file__).resolve().parent.parent
+ANSWERED = ("can_proceed", "needs_data")
+ABSTAINED = ("out_of_scope", "uncertain")
+
+
+@dataclass(frozen=True)
+class EvalSet:
+    name: str
+    questions: Path
+    kb: Path | None  # None: built at run time (the documentation set)
+
+
+SETS = {
+    "sample": EvalSet("sample", ROOT / "examples" / "questions.yaml", ROOT / "examples" / "kb"),
+    "telecom": EvalSet("telecom", ROOT / "examples" / "questions-telecom.yaml", ROOT / "examples" / "kb-telecom"),
+    "docs": EvalSet("docs", ROOT / "examples" / "questions-docs.yaml", None),
+}
 
 
 def split_of(entry_id: str) -> str:
@@ -33,50 +60,147 @@ def load_questions(path: Path) -> list[dict[str, Any]]:
         raise InputError(f"{path}: cannot read questions: {exc}") from None
     if not isinstance(data, list) or not all(isinstance(q, dict) and "question" in q for q in data):
         raise InputError(f"{path}: expected a list of entries with a 'question'")
+    ids = [q.get("id") for q in data]
+    if any(i is None for i in ids) or len(set(ids)) != len(ids):
+        raise InputError(f"{path}: every entry needs a unique 'id'")
     return data
 
 
+def normalize(text: str) -> str:
+    """Case-, Unicode- and spacing-folded text where `$50,000` = `$50000` and `401(k)` = `401k`."""
+    from ..kb.text import normalize as fold
+
+    text = unicodedata.normalize("NFKC", text).replace("\u2011", "-").replace("\u2013", "-").replace("\u2014", "-")
+    text = re.sub(r"(?<=\d),(?=\d{3}\b)", "", fold(text))
+    return re.sub(r"\s+", " ", text.replace("**", "").replace("`", "")).strip()
+
+
+def _alternatives(item: Any) -> list[str]:
+    return [str(a) for a in item] if isinstance(item, list) else [str(item)]
+
+
+def contains(text: str, item: Any) -> bool:
+    """True when any alternative of `item` occurs in `text`, after normalisation."""
+    hay = normalize(text)
+    return any(normalize(a) in hay for a in _alternatives(item))
+
+
+def _as_list(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    return value if isinstance(value, list) else [value]
+
+
 def judge(entry: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
-    expected_article = entry.get("article")
-    allowed = expected_article if isinstance(expected_article, list) else [expected_article]
+    """Every check the entry states, with the evidence; `pass` when all hold."""
+    response = result.get("response") or {}
+    text = response.get("text") or ""
+    warnings = [w for s in response.get("sections") or [] for w in s.get("warnings", [])]
     got_article = (result.get("article_reference") or {}).get("article_id")
-    decision_ok = result.get("decision") == entry["decision"]
-    article_ok = got_article in allowed if expected_article is not None else True
-    groups = result.get("required_fields") or {}
-    fields_got = {f["key"] for g in ("participant_data", "plan_data") for f in groups.get(g, [])}
-    fields_ok = set(entry.get("fields") or []) <= fields_got
-    return {"id": entry.get("id"), "kind": entry.get("kind"), "question": entry["question"],
-            "expected": {"decision": entry["decision"], "article": expected_article, "fields": entry.get("fields")},
-            "got": {"decision": result.get("decision"), "article": got_article,
-                    "confidence": result.get("confidence"), "fields": sorted(fields_got)},
-            "decision_ok": decision_ok, "article_ok": article_ok, "fields_ok": fields_ok,
-            "pass": decision_ok and article_ok}
+    decisions = _as_list(entry.get("decision"))
+    checks: dict[str, bool] = {"decision": result.get("decision") in decisions}
+    details: dict[str, Any] = {}
+    if got_article is None and result.get("decision") in ANSWERED and result.get("citations"):
+        got_article = result["citations"][0].get("doc_id")  # plain documents: the answer's main source
+    if "article" in entry:
+        allowed = _as_list(entry["article"])
+        checks["article"] = got_article in allowed if allowed else True
+    facts = entry.get("facts") or []
+    if facts:
+        found = [contains(text, f) for f in facts]
+        details["facts_found"], details["facts_missing"] = sum(found), [f for f, ok in zip(facts, found) if not ok]
+        checks["facts"] = all(found)
+    must_not = entry.get("must_not") or []
+    if must_not:
+        present = [p for p in must_not if contains(text, p)]
+        details["must_not_present"] = present
+        checks["must_not"] = not present
+    wanted = entry.get("warnings") or []
+    if wanted:
+        missing = [w for w in wanted if not any(contains(x, w) for x in warnings)]
+        details["warnings_missing"] = missing
+        checks["warnings"] = not missing
+    fields = entry.get("fields") or []
+    if fields:
+        groups = result.get("required_fields") or {}
+        got = {f["key"] for g in ("participant_data", "plan_data") for f in groups.get(g, [])}
+        details["fields_missing"] = sorted(set(fields) - got)
+        checks["fields"] = not details["fields_missing"]
+    cite_from = _as_list(entry.get("cite", entry.get("article")))
+    cited = [c.get("doc_id") for c in result.get("citations") or []]
+    if cite_from and cited and result.get("decision") in ANSWERED:
+        details["citations_right"], details["citations"] = sum(d in cite_from for d in cited), len(cited)
+        checks["citations"] = details["citations_right"] == len(cited)
+    expects_answer = any(d in ANSWERED for d in decisions)
+    expects_abstain = all(d in ABSTAINED for d in decisions)
+    expected = {"decision": entry.get("decision"), "article": entry.get("article")}
+    return {"id": entry["id"], "category": entry.get("category", ""), "split": split_of(entry["id"]),
+            "question": entry["question"], "expected": expected,
+            "got": {"decision": result.get("decision"), "article": got_article, "confidence": result.get("confidence")},
+            "checks": checks, "details": details, "pass": all(checks.values()),
+            "false_abstain": expects_answer and result.get("decision") in ABSTAINED,
+            "false_answer": expects_abstain and result.get("decision") in ANSWERED,
+            "never_say": len(details.get("must_not_present", []))}
 
 
-def run(questions: list[dict[str, Any]], home: Path, **context: Any) -> dict[str, Any]:
-    from ..api import ask
+def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Rates over judged rows (each check over the rows that state it)."""
+    def rate(values: list[bool]) -> float | None:
+        return round(sum(values) / len(values), 4) if values else None
 
-    rows = []
-    latencies = []
-    for entry in questions:
+    names = sorted({c for r in rows for c in r["checks"]})
+    facts_stated = sum(r["details"].get("facts_found", 0) + len(r["details"].get("facts_missing", [])) for r in rows)
+    cited = sum(r["details"].get("citations", 0) for r in rows)
+    answerable = [r for r in rows if any(d in ANSWERED for d in _as_list(r["expected"]["decision"]))]
+    abstaining = [r for r in rows if all(d in ABSTAINED for d in _as_list(r["expected"]["decision"]))]
+    return {"questions": len(rows), "pass_rate": rate([r["pass"] for r in rows]),
+            "checks": {n: rate([r["checks"][n] for r in rows if n in r["checks"]]) for n in names},
+            "fact_recall": round(sum(r["details"].get("facts_found", 0) for r in rows) / facts_stated, 4)
+            if facts_stated else None,
+            "citation_precision": round(sum(r["details"].get("citations_right", 0) for r in rows) / cited, 4)
+            if cited else None,
+            "never_say_violations": sum(r["never_say"] for r in rows),
+            "false_abstain_rate": rate([r["false_abstain"] for r in answerable]),
+            "false_answer_rate": rate([r["false_answer"] for r in abstaining])}
+
+
+def run(questions: list[dict[str, Any]], home: Path, *, split: str = "all",
+        answer: Callable[..., dict[str, Any]] | None = None, **context: Any) -> dict[str, Any]:
+    """Answer each entry of the split and judge it; the report holds totals, per-category rates and rows."""
+    if answer is None:
+        from ..api import ask as answer
+    chosen = [q for q in questions if split == "all" or split_of(q["id"]) == split]
+    rows, latencies = [], []
+    for entry in chosen:
         started = time.perf_counter()
-        result = ask(entry["question"], home=home, collected_data=entry.get("collected_data"),
-                     filters=entry.get("filters"), mode=entry.get("mode"), **context)
+        result = answer(entry["question"], home=home, collected_data=entry.get("collected_data"),
+                        filters=entry.get("filters"), mode=entry.get("mode"), **context)
         latencies.append((time.perf_counter() - started) * 1000)
-        rows.append(judge(entry, result))
-    n = len(rows)
+        rows.append({**judge(entry, result), "confidence": result.get("confidence"),
+                     "latency_ms": round(latencies[-1], 1)})
     latencies.sort()
-    with_fields = [r for r in rows if r["expected"]["fields"]]
-    return {
-        "questions": n,
-        "pass_rate": round(sum(r["pass"] for r in rows) / n, 4) if n else 0.0,
-        "decision_accuracy": round(sum(r["decision_ok"] for r in rows) / n, 4) if n else 0.0,
-        "article_accuracy": round(sum(r["article_ok"] for r in rows) / n, 4) if n else 0.0,
-        "fields_recall": round(sum(r["fields_ok"] for r in with_fields) / len(with_fields), 4) if with_fields else None,
-        "latency_ms_p50": round(latencies[n // 2], 1) if n else None,
-        "latency_ms_p95": round(latencies[min(n - 1, int(n * 0.95))], 1) if n else None,
-        "rows": rows,
-    }
+    n = len(rows)
+    categories = sorted({r["category"] for r in rows})
+    return {"split": split, **summarize(rows),
+            "by_category": {c: summarize([r for r in rows if r["category"] == c]) for c in categories},
+            "latency_ms_p50": round(latencies[n // 2], 1) if n else None,
+            "latency_ms_p95": round(latencies[min(n - 1, int(n * 0.95))], 1) if n else None,
+            "rows": rows}
+
+
+def prepared_home(eval_set: EvalSet, tmp: Path) -> Path:
+    """An ingested home for an eval set (the documentation KB is built from installed metadata first)."""
+    from ..kb.ingest import ingest
+
+    kb = eval_set.kb
+    if kb is None:
+        from .docs_kb import build_docs_kb
+
+        kb = tmp / "docs-kb"
+        build_docs_kb(kb)
+    home = tmp / "home"
+    ingest([kb], home, progress=False)
+    return home
 
 
 def synonym_effect(questions: list[dict[str, Any]], home: Path, kinds: tuple[str, ...] = ("acronym", "colloquial"),
@@ -89,9 +213,9 @@ def synonym_effect(questions: list[dict[str, Any]], home: Path, kinds: tuple[str
     params = SearchParams(k=50, candidate_k=100, method=method)  # type: ignore[arg-type]
     rows = []
     for q in questions:
-        if q.get("kind") not in kinds or not q.get("article"):
+        if q.get("category") not in kinds or not q.get("article"):
             continue
-        allowed = q["article"] if isinstance(q["article"], list) else [q["article"]]
+        allowed = _as_list(q["article"])
         expansions = kb.synonyms.expansions(q["question"])
 
         def rank(extra: list[str], q: dict[str, Any] = q, allowed: list[str] = allowed) -> int | None:
@@ -108,44 +232,51 @@ def synonym_effect(questions: list[dict[str, Any]], home: Path, kinds: tuple[str
             "mrr_with": mrr("rank_with"), "rows": rows}
 
 
+def print_report(report: dict[str, Any], name: str) -> None:
+    for r in report["rows"]:
+        if not r["pass"]:
+            failed = [c for c, ok in r["checks"].items() if not ok]
+            print(f"FAIL {r['id']:<44} {r['got']['decision']!s:<13} {r['got']['article']!s:<40} "
+                  f"conf={r['confidence'] or 0:.2f} failed={failed} {r['details'].get('facts_missing', '')}")
+    print(f"\n{name} [{report['split']}] {report['questions']} questions: pass {report['pass_rate']:.1%}  "
+          f"fact recall {report['fact_recall']}  citation precision {report['citation_precision']}  "
+          f"never-say {report['never_say_violations']}  false-abstain {report['false_abstain_rate']}  "
+          f"false-answer {report['false_answer_rate']}  p50 {report['latency_ms_p50']} ms")
+    print("checks: " + "  ".join(f"{k} {v:.1%}" for k, v in report["checks"].items() if v is not None))
+    print(f"{'category':<16}{'n':>5}{'pass':>8}")
+    for c, s in report["by_category"].items():
+        print(f"{c:<16}{s['questions']:>5}{s['pass_rate']:>8.1%}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="citewise eval questions")
-    parser.add_argument("--questions", type=Path, default=ROOT / "examples" / "questions.yaml")
-    parser.add_argument("--kb", type=Path, default=ROOT / "examples" / "kb")
-    parser.add_argument("--home", type=Path, help="use an already-ingested home instead of ingesting --kb")
+    parser.add_argument("--set", choices=sorted(SETS), default="sample", help="a bundled eval set")
+    parser.add_argument("--questions", type=Path, help="a questions file (with --kb or --home)")
+    parser.add_argument("--kb", type=Path, help="the KB folder the questions are about")
+    parser.add_argument("--home", type=Path, help="use an already-ingested home instead of ingesting the KB")
+    parser.add_argument("--split", choices=["dev", "test", "all"], default="test")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--synonyms", action="store_true",
                         help="report the BM25 rank of the expected article with and without synonym expansion")
     args = parser.parse_args(argv)
-    questions = load_questions(args.questions)
+    eval_set = SETS[args.set]
+    if args.questions:
+        eval_set = EvalSet(args.questions.stem, args.questions, args.kb)
+    questions = load_questions(eval_set.questions)
     with tempfile.TemporaryDirectory(prefix="citewise-eval-") as tmp:
-        home = args.home
-        if home is None:
-            from ..kb.ingest import ingest
-
-            home = Path(tmp)
-            ingest([args.kb], home, progress=False)
-        report = synonym_effect(questions, home) if args.synonyms else run(questions, home)
+        home = args.home or prepared_home(eval_set, Path(tmp))
+        report = synonym_effect(questions, home) if args.synonyms else run(questions, home, split=args.split)
     if args.json:
         json.dump(report, sys.stdout, indent=2)
         sys.stdout.write("\n")
     elif args.synonyms:
         for r in report["rows"]:
-            print(f"{r['id']:<4} rank without {r['rank_without']!s:>4}  with {r['rank_with']!s:>4}  "
+            print(f"{r['id']:<40} rank without {r['rank_without']!s:>4}  with {r['rank_with']!s:>4}  "
                   f"{r['question'][:60]}  + {r['expansions']}")
         print(f"\n{report['method']} MRR of the expected article: {report['mrr_without']} without synonyms, "
               f"{report['mrr_with']} with ({report['questions']} acronym/colloquial questions)")
     else:
-        for r in report["rows"]:
-            mark = "ok " if r["pass"] else "FAIL"
-            print(f"{mark} {r['id']:<4} {r['got']['decision']:<13} {r['got']['article']!s:<45} "
-                  f"conf={r['got']['confidence'] or 0:.2f}  {r['question'][:60]}")
-            if not r["pass"]:
-                print(f"       expected {r['expected']['decision']} / {r['expected']['article']}")
-        print(f"\npass rate {report['pass_rate']:.1%}  decision {report['decision_accuracy']:.1%}  "
-              f"article {report['article_accuracy']:.1%}  fields recall {report['fields_recall']}  "
-              f"p50 {report['latency_ms_p50']} ms  p95 {report['latency_ms_p95']} ms  "
-              f"({report['questions']} questions)")
+        print_report(report, eval_set.name)
     return 0
 
 

@@ -1,23 +1,54 @@
-"""The sample questions file, run through the whole graph: decision and article must match >= 90%."""
+"""The answer-level eval on the bundled eval sets: every entry judged on what the user gets.
+
+The floors here are today's measured test-split numbers (they only move up); the targets of the eval
+issue are in BENCHMARKS.md. Each run's numbers are printed in the test summary.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from citewise.evals.questions import load_questions, run
-from tests.paths import QUESTIONS
+import pytest
+
+from citewise.evals.questions import SETS, judge, load_questions, prepared_home, run, split_of
 
 
-def test_sample_questions_pass_rate(kb_home: Path, record_property) -> None:
-    questions = load_questions(QUESTIONS)
-    assert len(questions) >= 40 and sum(q["decision"] == "out_of_scope" for q in questions) >= 10
-    report = run(questions, kb_home)
-    failures = [f"{r['id']}: got {r['got']['decision']}/{r['got']['article']}, expected "
-                f"{r['expected']['decision']}/{r['expected']['article']}" for r in report["rows"] if not r["pass"]]
-    record_property("report:sample questions", f"pass rate {report['pass_rate']:.1%} ({report['questions']} "
-                    f"questions), decision {report['decision_accuracy']:.1%}, "
-                    f"article {report['article_accuracy']:.1%}, "
-                    f"required-fields recall {report['fields_recall']:.0%}, p50 {report['latency_ms_p50']} ms; "
-                    f"failures: {failures}")
-    assert report["pass_rate"] >= 0.90, failures
-    assert report["decision_accuracy"] >= 0.90
+def test_every_eval_set_is_well_formed() -> None:
+    for eval_set in SETS.values():
+        questions = load_questions(eval_set.questions)
+        assert {split_of(q["id"]) for q in questions} == {"dev", "test"}
+        assert all(q.get("decision") for q in questions), eval_set.name
+
+
+def test_judge_checks_the_answer_not_just_the_decision() -> None:
+    entry = {"id": "x", "question": "q", "decision": "needs_data", "article": "a",
+             "facts": ["$50,000", ["50%", "half"]], "must_not": ["guaranteed"], "warnings": ["taxable"],
+             "fields": ["vested_balance"]}
+    good = {"decision": "needs_data", "article_reference": {"article_id": "a"},
+            "response": {"text": "Borrow up to $50000 or half. [C1]",
+                         "sections": [{"warnings": ["A default is taxable. [C2]"]}]},
+            "required_fields": {"participant_data": [], "plan_data": [{"key": "vested_balance"}]},
+            "citations": [{"doc_id": "a"}, {"doc_id": "a"}]}
+    assert judge(entry, good)["pass"]
+    wrong_fact = {**good, "response": {**good["response"], "text": "Borrow up to $5,000. [C1]"}}
+    assert judge(entry, wrong_fact)["checks"]["facts"] is False
+    text = good["response"]["text"] + " Approval is guaranteed."
+    forbidden = {**good, "response": {**good["response"], "text": text}}
+    assert judge(entry, forbidden)["checks"]["must_not"] is False and judge(entry, forbidden)["never_say"] == 1
+    stray = {**good, "citations": [{"doc_id": "a"}, {"doc_id": "b"}]}
+    assert judge(entry, stray)["checks"]["citations"] is False
+    unstated = {"id": "u", "question": "q", "decision": ["uncertain", "out_of_scope"], "article": None}
+    assert judge(unstated, good)["false_answer"] and not judge(unstated, {"decision": "uncertain"})["false_answer"]
+
+
+@pytest.mark.parametrize("name,floor", [("sample", 0.6), ("telecom", 0.5), ("docs", 0.3)])
+def test_eval_set_test_split(name: str, floor: float, tmp_path: Path, record_property) -> None:
+    eval_set = SETS[name]
+    home = prepared_home(eval_set, tmp_path)
+    report = run(load_questions(eval_set.questions), home, split="test")
+    record_property(f"report:eval {name} (test split)",
+                    f"pass {report['pass_rate']:.1%} of {report['questions']}, checks {report['checks']}, "
+                    f"fact recall {report['fact_recall']}, citation precision {report['citation_precision']}, "
+                    f"never-say {report['never_say_violations']}, false-abstain {report['false_abstain_rate']}, "
+                    f"false-answer {report['false_answer_rate']}, p50 {report['latency_ms_p50']} ms")
+    assert report["pass_rate"] >= floor
