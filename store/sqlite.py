@@ -3,11 +3,16 @@
 Indexes (BM25, vectors, metadata columns) are derived from this file and can always be rebuilt
 from it. A `generation` counter changes whenever content changes, so a process that cached the
 indexes knows when to reload them.
+
+A file that is not a database, a corrupted page, a read-only or full disk surface as `StoreError`
+naming the file and what to do (from any query, also mid-iteration), never as sqlite3 exceptions:
+the caller of `citewise reindex` on a damaged store needs to know which file and what next.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 import time
@@ -16,6 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from ..errors import StoreError
 from ..kb.chunker import Chunk
 
 SCHEMA = """
@@ -38,6 +44,96 @@ CREATE TABLE IF NOT EXISTS synonyms (source TEXT PRIMARY KEY, data TEXT NOT NULL
 DB_NAME = "citewise.db"
 
 
+# Primary SQLite result codes that mean "this file cannot serve as the store" (sqlite3.h).
+_SQLITE_MESSAGES = {
+    11: "is corrupted (SQLite reports a malformed database image)",  # SQLITE_CORRUPT
+    26: "is not a SQLite database (corrupted or overwritten)",  # SQLITE_NOTADB
+    8: "is read-only for this process",  # SQLITE_READONLY
+    14: "cannot be opened (check the directory's permissions)",  # SQLITE_CANTOPEN
+    3: "cannot be accessed (permission denied)",  # SQLITE_PERM
+    10: "could not be read or written (disk I/O error)",  # SQLITE_IOERR
+    13: "cannot be written: the disk is full",  # SQLITE_FULL
+    5: "is locked by another process for longer than the 30 s wait",  # SQLITE_BUSY
+}
+
+
+def store_error(path: Path, exc: sqlite3.Error) -> StoreError | None:
+    """The user-facing error for a SQLite failure that is about the file, else None (a bug: let it surface)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    what = _SQLITE_MESSAGES.get(code & 0xFF) if isinstance(code, int) else None
+    if what is None:
+        return None
+    home = path.parent
+    if code & 0xFF in (11, 26):
+        advice = (f"run `citewise doctor --home {home}` to check it; if it cannot be repaired, move the file aside "
+                  f"(nothing was deleted) and re-ingest your sources with `citewise ingest PATH --home {home}`")
+    elif code & 0xFF == 5:
+        advice = "retry when the other ingest has finished"
+    else:
+        advice = "fix the file's or directory's permissions or free disk space, then retry"
+    return StoreError(f"{path} {what}: {advice}")
+
+
+class _GuardedCursor(sqlite3.Cursor):
+    """A cursor whose SQLite failures about the file become StoreError, also while rows are fetched."""
+
+    def _guard(self, fn: Any, *args: Any) -> Any:
+        try:
+            return fn(*args)
+        except sqlite3.Error as exc:
+            err = store_error(self.connection.store_path, exc)  # type: ignore[attr-defined]
+            if err is None:
+                raise
+            raise err from None
+
+    def execute(self, sql: str, parameters: Any = ()) -> _GuardedCursor:
+        return self._guard(super().execute, sql, parameters)
+
+    def executemany(self, sql: str, seq: Any) -> _GuardedCursor:
+        return self._guard(super().executemany, sql, seq)
+
+    def executescript(self, script: str) -> _GuardedCursor:
+        return self._guard(super().executescript, script)
+
+    def fetchone(self) -> Any:
+        return self._guard(super().fetchone)
+
+    def fetchall(self) -> list[Any]:
+        return self._guard(super().fetchall)
+
+    def __next__(self) -> Any:
+        return self._guard(super().__next__)
+
+
+class _GuardedConnection(sqlite3.Connection):
+    store_path: Path
+
+    def execute(self, sql: str, parameters: Any = ()) -> _GuardedCursor:  # type: ignore[override]
+        return self.cursor(_GuardedCursor).execute(sql, parameters)
+
+    def executemany(self, sql: str, seq: Any) -> _GuardedCursor:  # type: ignore[override]
+        return self.cursor(_GuardedCursor).executemany(sql, seq)
+
+    def executescript(self, script: str) -> _GuardedCursor:  # type: ignore[override]
+        return self.cursor(_GuardedCursor).executescript(script)
+
+
+def check_home(home: Path, *, write: bool) -> None:
+    """A home must be a directory (created when missing, for writers) this process can use."""
+    if home.exists() and not home.is_dir():
+        raise StoreError(f"the knowledge-base home {home} is a file, not a directory: pass a directory to --home")
+    if not home.exists():
+        if not write:
+            return
+        try:
+            home.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot create the knowledge-base home {home}: {exc.strerror}") from None
+    if write and not os.access(home, os.W_OK | os.X_OK):
+        raise StoreError(f"the knowledge-base home {home} is not writable by this user: choose another --home "
+                         "or fix its permissions")
+
+
 class Store:
     """Thread-safe access (one connection per thread) to `<home>/citewise.db`."""
 
@@ -45,7 +141,7 @@ class Store:
         self.home = Path(home)
         self.path = self.home / DB_NAME
         self._local = threading.local()
-        self.home.mkdir(parents=True, exist_ok=True)
+        check_home(self.home, write=not self.path.is_file())
         self.conn().executescript(SCHEMA)  # executescript manages its own transaction
 
     @classmethod
@@ -55,7 +151,14 @@ class Store:
     def conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+            try:
+                conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, factory=_GuardedConnection)
+            except sqlite3.Error as exc:
+                err = store_error(self.path, exc)
+                if err is None:
+                    raise
+                raise err from None
+            conn.store_path = self.path
             conn.execute("PRAGMA foreign_keys=ON")
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.row_factory = sqlite3.Row
@@ -96,8 +199,10 @@ class Store:
         return int(self.get_meta("generation", "0") or 0)
 
     def bump_generation(self, conn: sqlite3.Connection) -> None:
+        """The next generation. A new store starts at the current time in microseconds, not at 1: an index
+        left beside a store that was deleted and re-created must never match the new store's generation."""
         current = conn.execute("SELECT value FROM meta WHERE key='generation'").fetchone()
-        self.set_meta(conn, "generation", str(int(current[0]) + 1 if current else 1))
+        self.set_meta(conn, "generation", str(int(current[0]) + 1 if current else time.time_ns() // 1000))
 
     # --- sources ------------------------------------------------------------------------------
     def source_hash(self, path: str) -> str | None:
@@ -191,6 +296,29 @@ class Store:
             yield {"doc_id": r["doc_id"], "title": r["title"], "metadata": json.loads(r["metadata"]),
                    "structured": bool(r["structured"]), "fields": json.loads(r["fields"]),
                    "guardrails": json.loads(r["guardrails"])}
+
+    # --- health (citewise doctor) ---------------------------------------------------------------
+    def check_integrity(self) -> list[str]:
+        """SQLite's own checks: page and index structure (integrity_check), then dangling references
+        (foreign_key_check); empty when the file is sound."""
+        conn = self.conn()
+        problems = [str(r[0]) for r in conn.execute("PRAGMA integrity_check") if r[0] != "ok"]
+        problems += [f"{r[0]} row {r[1]} refers to a missing row of {r[2]}"
+                     for r in conn.execute("PRAGMA foreign_key_check")]
+        return problems
+
+    def repair(self) -> list[str]:
+        """What can be repaired in place without losing content: indexes rebuilt from their tables
+        (REINDEX), chunks whose document is gone (never reachable: every read joins documents) removed."""
+        done: list[str] = []
+        conn = self.conn()
+        conn.execute("REINDEX")
+        done.append("rebuilt the SQLite indexes (REINDEX)")
+        with self.transaction() as tx:  # orphans were never indexed (reads join documents): no new generation
+            orphans = tx.execute("DELETE FROM chunks WHERE doc_id NOT IN (SELECT doc_id FROM documents)").rowcount
+        if orphans:
+            done.append(f"removed {orphans} chunk(s) whose document no longer exists")
+        return done
 
     # --- synonyms -----------------------------------------------------------------------------
     def put_synonyms(self, conn: sqlite3.Connection, source: str, data: dict[str, list[str]]) -> None:
