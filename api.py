@@ -16,6 +16,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from .arguments import as_home, as_mapping, as_thread_id
 from .config import Context
 from .errors import InputError
 
@@ -26,17 +27,28 @@ _LOCK = threading.Lock()
 
 def _context(home: str | Path | None, overrides: dict[str, Any]) -> Context:
     changes = {k: v for k, v in overrides.items() if v is not None}
+    home = as_home(home)
     if home is not None:
-        changes["home"] = str(home)
+        changes["home"] = home
     return Context(**changes)
 
 
 def _payload(question: str, filters: dict[str, Any] | None, collected_data: dict[str, Any] | None,
              max_tokens: int | None, mode: str | None) -> dict[str, Any]:
-    payload: dict[str, Any] = {"question": question, "filters": filters or {}, "collected_data": collected_data or {},
+    payload: dict[str, Any] = {"question": question, "filters": as_mapping(filters, "filters") or {},
+                               "collected_data": as_mapping(collected_data, "collected_data") or {},
                                "max_tokens": max_tokens}
     if mode is not None:
         payload["mode"] = mode
+    return payload
+
+
+def _checked(payload: dict[str, Any], ctx: Context) -> dict[str, Any]:
+    """Validate a run's input here, before the graph (and a checkpointer) sees it: bad arguments are an
+    InputError for the caller, never a serializer's or a node's internal error."""
+    from .engine.inquiry import validate
+
+    validate(payload, ctx)
     return payload
 
 
@@ -98,7 +110,8 @@ def ask(question: str, *, home: str | Path | None = None, filters: dict[str, Any
         thread_id: str | None = None, **context: Any) -> dict[str, Any]:
     """One run. With `thread_id` (or interrupts on) the run is checkpointed and may pause for data."""
     ctx = _context(home, context)
-    payload = _payload(question, filters, collected_data, max_tokens, mode)
+    payload = _checked(_payload(question, filters, collected_data, max_tokens, mode), ctx)
+    thread_id = as_thread_id(thread_id, required=False)
     if thread_id is None and not ctx.interrupt_on_missing_data:
         from .graphs.kb_agent import graph
 
@@ -111,6 +124,9 @@ def ask(question: str, *, home: str | Path | None = None, filters: dict[str, Any
 
 
 def _thread_state(thread_id: str, home: Path) -> Any:
+    as_thread_id(thread_id)
+    if not (Path(home) / THREADS_DB).is_file():
+        raise InputError(f"no thread {thread_id!r}: {home} has no saved threads ({THREADS_DB})")
     graph = threaded_graph(home)
     state = graph.get_state({"configurable": {"thread_id": thread_id}})
     if not state.values and not state.next:
@@ -134,16 +150,20 @@ def resume(thread_id: str, values: dict[str, Any], *, home: str | Path | None = 
     """
     from langgraph.types import Command
 
-    if not isinstance(values, dict):
+    values = as_mapping(values, "resume values")
+    if values is None:
         raise InputError("resume values must be an object of field -> value")
+    for key, value in values.items():
+        if not isinstance(key, str) or (value is not None and not isinstance(value, str | int | float | bool)):
+            raise InputError(f"resume values must map field names to a string, number or boolean (got {key!r})")
     home_path = _context(home, {}).home_path
     state = _thread_state(thread_id, home_path)
     if not any(task.interrupts for task in state.tasks):
         raise InputError(f"thread {thread_id!r} is not waiting for data")
     settings = {**load_settings(home_path, thread_id), **{k: v for k, v in context.items() if v is not None}}
     settings.setdefault("interrupt_on_missing_data", True)
+    ctx = _context(home_path, settings)  # invalid settings are refused before they are saved
     save_settings(home_path, thread_id, settings)
-    ctx = _context(home_path, settings)
     graph = threaded_graph(home_path)
     out = graph.invoke(Command(resume=dict(values)), config=_config(thread_id), context=ctx)
     return _result(graph, out, thread_id)

@@ -18,14 +18,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..arguments import as_home, as_mapping
 from ..config import Context
+from ..errors import InputError
 from ..llm.chat import ModelClock
 from ..retrieval.snapshot import KnowledgeBase, open_kb
 from . import outcomes, routes
 from .assemble import assemble
 from .check import check
 from .generate import generate
-from .inquiry import understand
+from .inquiry import understand, validate
 from .records import Feedback
 from .resolve import resolve
 from .search import search
@@ -55,11 +57,16 @@ def answer(question: str, *, ctx: Context | None = None, home: str | Path | None
            filters: dict[str, Any] | None = None, collected_data: dict[str, Any] | None = None,
            max_tokens: int | None = None, mode: str | None = None) -> dict[str, Any]:
     """Answer one question from the knowledge base; returns the same JSON as the graph's output."""
+    if ctx is not None and not isinstance(ctx, Context):
+        raise InputError(f"ctx must be a citewise.config.Context, got {type(ctx).__name__}")
     ctx = ctx or Context()
+    home = as_home(home)
     if home is not None:
-        ctx = ctx.with_overrides(home=str(home))
+        ctx = ctx.with_overrides(home=home)
+    filters, collected_data = as_mapping(filters, "filters"), as_mapping(collected_data, "collected_data")
     raw: Mapping[str, Any] = {"question": question, "filters": filters, "collected_data": collected_data,
                               "max_tokens": max_tokens, "mode": mode}
+    validate(raw, ctx)  # argument errors before the knowledge base is opened, as in the graph's intake
     timed = _Timer()
     kb = open_snapshot(ctx)
     clock = ModelClock(ctx.llm_deadline)

@@ -30,19 +30,26 @@ def _scalar(value: Any) -> bool:
     return isinstance(value, str | int | float | bool)
 
 
-def validate_filter(flt: Any, _path: str = "filter") -> Filter:
+MAX_NESTING = 32  # deeper logical nesting is a mistake, or a filter that contains itself
+
+
+def validate_filter(flt: Any, _path: str = "filter", _depth: int = 0) -> Filter:
     """Check a filter's shape and types; raise InputError naming the offending part."""
     if flt is None:
         return {}
     if not isinstance(flt, dict):
         raise InputError(f"{_path} must be an object, got {type(flt).__name__}")
+    if _depth > MAX_NESTING:
+        raise InputError(f"filter is nested more than {MAX_NESTING} levels deep (or contains itself)")
     for key, value in flt.items():
         where = f"{_path}.{key}"
         if key in LOGICAL:
             if not isinstance(value, list) or not value:
                 raise InputError(f"{where} must be a non-empty list of filters")
             for i, sub in enumerate(value):
-                validate_filter(sub, f"{where}[{i}]")
+                validate_filter(sub, f"{where}[{i}]", _depth + 1)
+        elif not isinstance(key, str):
+            raise InputError(f"{_path}: keys must be strings, got {type(key).__name__}")
         elif key.startswith("$"):
             raise InputError(f"{where}: unknown operator {key!r} (allowed: {', '.join(LOGICAL)})")
         elif isinstance(value, dict):
