@@ -6,29 +6,49 @@ Unchanged files (same bytes) are skipped without parsing; a changed file replace
 chunks in one transaction; documents that vanished from a re-ingested file are removed; `prune`
 removes documents whose files are gone. A malformed file (or BEIR line) is reported and skipped,
 never fatal — and reported again on every ingest until it is fixed (its bytes are not recorded).
+
+Faults: each file is written in one transaction and embeddings come after every file is stored, so
+a kill at any moment leaves the store consistent and the previous index in use; the rerun re-stores
+what is missing and always completes an index that is behind the store (or damaged). Ctrl-C (or
+SIGTERM) stops at the next safe point — after the file being written, or after the batch being
+embedded, whose vectors are cached — with `Interrupted` saying what is done and what to run.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import logging
+import signal
 import sys
+import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..arguments import as_paths
 from ..config import Context
 from ..errors import ConfigError, IngestError, InputError
 from ..retrieval.embeddings import Embedder, get_embedder
-from ..retrieval.snapshot import build_indexes, build_lock, forget, is_current, recorded_model
-from ..store.sqlite import Store
+from ..retrieval.snapshot import (
+    build_indexes,
+    build_lock,
+    check_snapshot,
+    forget,
+    recorded_model,
+    refuse_truncated_store,
+)
+from ..store.sqlite import Store, check_home
 from .articles import PARSER_VERSION, Document
 from .chunker import Chunk, chunk_document
 from .fields import parse_required_data
 from .guardrails import Guardrails, parse_guardrails
 from .loaders import SourceFile, discover, read_documents, read_text
 from .synonyms import load_synonyms
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -79,13 +99,14 @@ def ingest(paths: Iterable[str | Path], home: str | Path | None = None, *, prune
     ctx = context or Context()
     if home is not None:
         ctx = ctx.with_overrides(home=str(home))
-    paths = [Path(p) for p in paths]
+    paths = as_paths(paths)
     if not paths:
         raise InputError("nothing to ingest: give at least one file or folder")
     started = time.perf_counter()
     files, synonym_files, problems = discover(paths)
     if problems and not files and not synonym_files:
         raise InputError("; ".join(problems))
+    check_home(ctx.home_path, write=True)
     embedder = _embedder_for(ctx)
     store = Store(ctx.home_path)
     show = sys.stderr.isatty() if progress is None else progress
@@ -93,18 +114,21 @@ def ingest(paths: Iterable[str | Path], home: str | Path | None = None, *, prune
     reparse = store.get_meta("parser_version") != PARSER_VERSION  # unchanged bytes, changed meaning
     changed = False
     bar = _progress(len(files), "parsing", show)
-    for source in files:
-        bar(1)
-        plan = plan_file(source, store, ctx, reparse, summary)
-        if plan is not None:
-            changed |= write_file(plan, store, summary)
-    if reparse and files:
-        with store.transaction() as conn:
-            store.set_meta(conn, "parser_version", PARSER_VERSION)
-    changed |= write_synonyms(synonym_files, store, summary)
-    if prune:
-        changed |= prune_missing(store, summary)
-    summary.reindexed = reindex_if_needed(store, embedder, ctx, changed, show)
+    with safe_points() as stop:
+        for source in files:
+            stop.check(f"after {summary.files_ingested + summary.files_unchanged} of {len(files)} file(s): each of "
+                       "them is wholly in the store, the others are untouched")
+            bar(1)
+            plan = plan_file(source, store, ctx, reparse, summary)
+            if plan is not None:
+                changed |= write_file(plan, store, summary)
+        if reparse and files:
+            with store.transaction() as conn:
+                store.set_meta(conn, "parser_version", PARSER_VERSION)
+        changed |= write_synonyms(synonym_files, store, summary)
+        if prune:
+            changed |= prune_missing(store, summary)
+        summary.reindexed = reindex_if_needed(store, embedder, ctx, changed, show, stop)
     docs, chunks = store.count()
     return {**summary.as_dict(), "documents_total": docs, "chunks_total": chunks,
             "seconds": round(time.perf_counter() - started, 3)}
@@ -214,17 +238,66 @@ def prune_missing(store: Store, summary: Summary) -> bool:
     return changed
 
 
-def reindex_if_needed(store: Store, embedder: Embedder, ctx: Context, changed: bool, show: bool) -> bool:
-    """Rebuild the snapshot when content changed or the current one is not of the store's generation
-    (e.g. a previous ingest was killed during its index build)."""
+def reindex_if_needed(store: Store, embedder: Embedder, ctx: Context, changed: bool, show: bool,
+                      stop: SafePoints | None = None) -> bool:
+    """Rebuild the snapshot when content changed or the current one is not a sound build of the store's
+    generation (a previous ingest was killed during its index build; a damaged index file)."""
     chunks = store.count()[1]
-    if not chunks or (not changed and is_current(store.home, store.generation())):
+    if not chunks or (not changed and _index_current(store)):
         return False
     with build_lock(store.home):
-        if is_current(store.home, store.generation()):
+        if _index_current(store):
             return False
-        build_indexes(store, embedder, progress=_progress(chunks, "embedding", show), vector_store=ctx.vector_store)
+        bar = _progress(chunks, "embedding", show, stop)
+        build_indexes(store, embedder, progress=bar, vector_store=ctx.vector_store)
     return True
+
+
+def _index_current(store: Store) -> bool:
+    status = check_snapshot(store.home, store.generation())
+    if status.state in ("damaged", "outdated"):
+        log.warning("citewise: the index of %s is %s (%s): rebuilding it", store.home, status.state, status.detail)
+    return status.state == "current"
+
+
+class Interrupted(KeyboardInterrupt):
+    """An ingest stopped at a safe point on Ctrl-C or SIGTERM; the message says what was kept and what to run."""
+
+
+class SafePoints:
+    """A stop request (signal) honoured only where stopping leaves everything consistent."""
+
+    def __init__(self) -> None:
+        self.requested = threading.Event()
+
+    def check(self, where: str) -> None:
+        if self.requested.is_set():
+            raise Interrupted(f"interrupted {where}; answers use the previous index until the same ingest is run "
+                              "again, which continues from here (embedded batches are cached)")
+
+
+@contextlib.contextmanager
+def safe_points() -> Iterator[SafePoints]:
+    """While ingesting, the first SIGINT/SIGTERM only asks to stop at the next safe point; a second one
+    stops at once (the store's transactions still keep it consistent). Signals can be handled only in
+    the main thread, and a handler the host application installed is left alone."""
+    stop = SafePoints()
+    installed: dict[int, Any] = {}
+    if threading.current_thread() is threading.main_thread():
+        def ask_to_stop(signum: int, frame: Any) -> None:
+            if stop.requested.is_set():
+                raise KeyboardInterrupt
+            stop.requested.set()
+            sys.stderr.write("\ncitewise: stopping after the current step (press Ctrl-C again to stop now)\n")
+
+        for sig, default in ((signal.SIGINT, signal.default_int_handler), (signal.SIGTERM, signal.SIG_DFL)):
+            if signal.getsignal(sig) is default:
+                installed[sig] = signal.signal(sig, ask_to_stop)
+    try:
+        yield stop
+    finally:
+        for sig, previous in installed.items():
+            signal.signal(sig, previous)
 
 
 def reindex(home: str | Path | None = None, *, context: Context | None = None,
@@ -237,11 +310,13 @@ def reindex(home: str | Path | None = None, *, context: Context | None = None,
         ctx = ctx.with_overrides(embedding_model=embedding_model)
     if not Store.exists(ctx.home_path):
         raise InputError(f"no knowledge base at {ctx.home_path}")
-    embedder = _embedder_for(ctx, switching=bool(embedding_model))
     store = Store(ctx.home_path)
-    with build_lock(store.home):
+    if store.count()[0] == 0:
+        refuse_truncated_store(ctx.home_path)  # an index is never rebuilt from a store that lost its content
+    embedder = _embedder_for(ctx, switching=bool(embedding_model))
+    with safe_points() as stop, build_lock(store.home):
         forget(ctx.home_path)
-        bar = _progress(store.count()[1], "embedding", sys.stderr.isatty())
+        bar = _progress(store.count()[1], "embedding", sys.stderr.isatty(), stop)
         manifest = build_indexes(store, embedder, progress=bar, vector_store=ctx.vector_store, full_sync=True)
     return {"home": str(ctx.home_path), **manifest}
 
@@ -277,17 +352,31 @@ def _embedder_for(ctx: Context, switching: bool = False) -> Embedder:
     return embedder
 
 
-def _progress(total: int, label: str, show: bool) -> Callable[[int], None]:
-    """A tqdm bar on a terminal, a no-op otherwise (JSON output must stay clean)."""
+def _progress(total: int, label: str, show: bool, stop: SafePoints | None = None) -> Callable[[int], None]:
+    """A tqdm bar on a terminal, nothing otherwise (JSON output must stay clean); with `stop`, each step
+    is also a safe point (the embedder reports a batch only once its vectors are cached)."""
+    done = [0]
+
+    def safe_point() -> None:
+        if stop is not None:
+            stop.check(f"while embedding ({done[0]} of {total} chunks done, their vectors cached): the store holds "
+                       "every file of this ingest, the index was not rebuilt")
+
     if not show or total == 0:
-        return lambda n: None
+        def quiet(n: int) -> None:
+            done[0] += n
+            safe_point()
+
+        return quiet
     from tqdm import tqdm
 
     bar = tqdm(total=total, desc=label, unit="item", leave=False, file=sys.stderr)
 
     def step(n: int) -> None:
+        done[0] += n
         bar.update(n)
         if bar.n >= total:
             bar.close()
+        safe_point()
 
     return step

@@ -8,13 +8,29 @@ meanwhile; old snapshots stay usable until nobody holds them.
 
 `open_kb(home)` returns the process-wide snapshot of the current generation (models and indexes
 load once per process); `open_kb(home, generation=g)` returns the snapshot a run pinned.
+
+Snapshots prove what they are: the manifest records the store generation, a sha256 of every file and
+of the row order, and a snapshot is verified before it is loaded. A damaged one (a shuffled
+rows.json, a truncated vectors file, an edited passages file) is never answered from: it is rebuilt
+from the store, with a log line.
+
+Writers build; readers answer. A reader whose snapshot is sound but older than the store (an ingest
+is building the next one, or was killed while building it) answers from it and says so once in the
+log: waiting for a build, or building inline, would stall questions for as long as an ingest embeds,
+would make every reader of a home contend for the build lock, and would need write access to the
+home. The ingest that is running, the rerun of a killed one (`ingest` always completes an index that
+is behind the store) and `citewise doctor --repair` bring it up to date. A reader builds only when
+there is nothing sound to answer from (no snapshot, or a damaged one), and then under the build
+lock, so never beside a writer.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import json
+import logging
 import mmap
 import os
 import shutil
@@ -29,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ConfigError, NotIngestedError
+from ..errors import ConfigError, NotIngestedError, StoreError
 from ..kb.articles import FACETS
 from ..kb.synonyms import SynonymExpander
 from ..kb.text import ANALYZER_ID
@@ -44,8 +60,9 @@ from .vectors import ExactIndex, VectorIndex
 
 INDEX_LINK = "index"  # symlink to the current index directory
 MANIFEST = "manifest.json"
-FORMAT = 2  # bump when the layout of an index directory changes: older ones are rebuilt
+FORMAT = 3  # bump when the layout of an index directory changes: older ones are rebuilt (3: checksums)
 OLD_SNAPSHOT_SECONDS = 600.0  # a superseded snapshot stays loaded this long for runs that pinned it
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -117,25 +134,38 @@ class KnowledgeBase:
     @classmethod
     def load(cls, home: Path, vector_store: str = "local", embedding_model: str = "minilm",
              embedding_base_url: str = "") -> KnowledgeBase:
-        """The current snapshot of `home`, building it first when the store has moved on."""
+        """The snapshot to answer from: the current one when it is sound, even when the store has moved
+        on (see the module docstring); a missing or damaged one is rebuilt first, under the build lock."""
         home = Path(home)
         if not Store.exists(home):
             raise NotIngestedError(f"no knowledge base at {home}: run `citewise ingest PATH --home {home}` first")
         store = Store(home)
+        generation = store.generation()
         if store.count()[0] == 0:
+            refuse_truncated_store(home)
             raise NotIngestedError(f"the knowledge base at {home} is empty: run `citewise ingest PATH` first")
         embedder = get_embedder(embedding_model, embedding_base_url)
         check_model(home, embedder.model_id)
-        if not is_current(home, store.generation()):
-            with build_lock(home):  # one builder per home, across processes; the others wait and reuse
-                if not is_current(home, store.generation()):
-                    build_indexes(store, embedder, vector_store=vector_store)
-        return cls.open(home, store, embedder, vector_store)
+        for _ in range(5):
+            status = check_snapshot(home, generation)
+            if not status.usable:
+                status = heal(store, embedder, status, vector_store)
+            try:
+                kb = cls.open(home, store, embedder, vector_store, directory=status.directory)
+            except (OSError, ValueError):
+                if status.directory is not None and status.directory.exists():
+                    raise
+                continue  # a writer swapped in a newer snapshot and removed this one meanwhile: take the newer
+            if status.state == "stale":
+                note_stale(home, status)
+            return kb
+        raise StoreError(f"the index of {home} kept changing while it was being opened: retry")
 
     @classmethod
-    def open(cls, home: Path, store: Store, embedder: Embedder, vector_store: str = "local") -> KnowledgeBase:
-        directory = (home / INDEX_LINK).resolve()
-        manifest = read_manifest(home)
+    def open(cls, home: Path, store: Store, embedder: Embedder, vector_store: str = "local",
+             directory: Path | None = None) -> KnowledgeBase:
+        directory = directory or (home / INDEX_LINK).resolve()
+        manifest = read_manifest_at(directory)
         if manifest is None:
             raise NotIngestedError(f"the index of {home} is missing: run `citewise reindex --home {home}`")
         rows = json.loads((directory / "rows.json").read_text())
@@ -245,8 +275,8 @@ def open_kb(home: Path, vector_store: str = "local", embedding_model: str = "min
     with lock:
         with _CACHE_LOCK:
             kb = _CURRENT.get(key)
-        if kb is not None and kb.is_current():
-            return kb
+        if kb is not None and kb.directory.name == _link_target(key[0]):
+            return kb  # still the snapshot writers last swapped in (sound, maybe behind the store: see load)
         fresh = KnowledgeBase.load(*key)
         with _CACHE_LOCK:
             if kb is not None:
@@ -254,6 +284,13 @@ def open_kb(home: Path, vector_store: str = "local", embedding_model: str = "min
             _CURRENT[key] = fresh
             _evict_old()
         return fresh
+
+
+def _link_target(home: Path) -> str | None:
+    try:
+        return os.readlink(home / INDEX_LINK)
+    except OSError:
+        return None
 
 
 def _evict_old() -> None:
@@ -274,13 +311,152 @@ def forget(home: Path) -> None:
             del _PINNED[key]
 
 
-# --- building --------------------------------------------------------------------------------------
+# --- proving a snapshot: checksums, status, healing -------------------------------------------------
 def read_manifest(home: Path) -> dict[str, Any] | None:
+    return read_manifest_at(Path(home) / INDEX_LINK)
+
+
+def read_manifest_at(directory: Path) -> dict[str, Any] | None:
     try:
-        manifest = json.loads((Path(home) / INDEX_LINK / MANIFEST).read_text())
+        manifest = json.loads((directory / MANIFEST).read_text())
     except (OSError, ValueError):
         return None
     return manifest if isinstance(manifest, dict) else None
+
+
+def file_digest(path: Path) -> str:
+    with path.open("rb") as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest()
+
+
+def row_digest(chunk_ids: list[str], doc_ids: list[str]) -> str:
+    """The row order of an index: which chunk (of which document) each row holds. `citewise doctor`
+    compares it with the store's own order, which catches a store edited without a new generation."""
+    h = hashlib.sha256()
+    for pair in zip(chunk_ids, doc_ids, strict=True):
+        h.update(json.dumps(pair, ensure_ascii=False).encode() + b"\n")
+    return h.hexdigest()
+
+
+def index_files(directory: Path) -> list[str]:
+    """Every file of a build (relative, sorted), the manifest aside."""
+    return sorted(p.relative_to(directory).as_posix() for p in directory.rglob("*")
+                  if p.is_file() and p.relative_to(directory).as_posix() != MANIFEST)
+
+
+def verify_files(directory: Path, manifest: dict[str, Any]) -> str | None:
+    """None when the build is exactly what was written (every checksum and the row order); else what differs."""
+    files = manifest.get("files")
+    if not isinstance(files, dict) or not files:
+        return "its manifest records no checksums"
+    present = set(index_files(directory))
+    missing, extra = sorted(set(files) - present), sorted(present - set(files))
+    if missing:
+        return f"file(s) missing: {', '.join(missing[:5])}"
+    if extra:
+        return f"file(s) not written by the build: {', '.join(extra[:5])}"
+    for rel in sorted(files):
+        if file_digest(directory / rel) != files[rel]:
+            return f"{rel} does not match the checksum recorded when it was built"
+    try:
+        rows = json.loads((directory / "rows.json").read_text())
+        order = row_digest(rows["chunk_ids"], rows["doc_ids"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return "rows.json is unreadable"
+    if order != manifest.get("row_order"):
+        return "the row order does not match the one recorded when it was built"
+    return None
+
+
+@dataclass
+class SnapshotStatus:
+    """What `check_snapshot` found. `current` and `stale` (sound, of an older generation) are usable;
+    `missing`, `outdated` (another format or analyser) and `damaged` are rebuilt before use."""
+
+    state: str
+    detail: str = ""
+    generation: int | None = None
+    directory: Path | None = None
+    manifest: dict[str, Any] | None = None
+
+    @property
+    def usable(self) -> bool:
+        return self.state in ("current", "stale")
+
+
+def check_snapshot(home: Path, store_generation: int | None = None, *, verify: bool = True) -> SnapshotStatus:
+    """The state of the snapshot `index` points at, against the store's generation when given."""
+    link = Path(home) / INDEX_LINK
+    try:
+        directory = link.resolve(strict=True)
+    except (OSError, RuntimeError):
+        return SnapshotStatus("missing", f"{link} is missing or points at nothing")
+    manifest = read_manifest_at(directory)
+    if manifest is None:
+        return SnapshotStatus("damaged", f"{directory.name}/{MANIFEST} is missing or unreadable", directory=directory)
+    try:
+        generation = int(manifest["generation"])
+    except (KeyError, TypeError, ValueError):
+        return SnapshotStatus("damaged", f"{directory.name}/{MANIFEST} records no generation", directory=directory)
+    if manifest.get("format") != FORMAT or manifest.get("analyzer") != ANALYZER_ID:
+        return SnapshotStatus("outdated", f"built by another version of citewise (format {manifest.get('format')})",
+                              generation, directory, manifest)
+    if verify:
+        problem = verify_files(directory, manifest)
+        if problem:
+            return SnapshotStatus("damaged", f"{directory.name}: {problem}", generation, directory, manifest)
+    if store_generation is not None and generation != store_generation:
+        return SnapshotStatus("stale", f"built from store generation {generation}, the store is at {store_generation}",
+                              generation, directory, manifest)
+    return SnapshotStatus("current", "", generation, directory, manifest)
+
+
+def heal(store: Store, embedder: Embedder, status: SnapshotStatus, vector_store: str = "local") -> SnapshotStatus:
+    """Rebuild a missing or damaged snapshot from the store (it is never answered from), under the build
+    lock: when another process finished a build while this one waited, that build is used instead."""
+    home = store.home
+    log.warning("citewise: the index of %s is %s (%s): rebuilding it from the store", home, status.state,
+                status.detail or "no snapshot")
+    try:
+        with build_lock(home):
+            again = check_snapshot(home, store.generation())
+            if again.usable:
+                return again
+            build_indexes(store, embedder, vector_store=vector_store)
+    except OSError as exc:
+        raise StoreError(f"the index of {home} is {status.state} ({status.detail}) and this process cannot rebuild "
+                         f"it ({exc.strerror or exc}): run `citewise doctor --repair --home {home}` as a user who "
+                         "can write the home") from None
+    healed = check_snapshot(home, store.generation())
+    log.warning("citewise: the index of %s was rebuilt (generation %s)", home, healed.generation)
+    return healed
+
+
+_STALE_NOTED: set[tuple[Path, str]] = set()
+
+
+def note_stale(home: Path, status: SnapshotStatus) -> None:
+    """Say once per snapshot that answers come from a sound but older generation, and what completes it."""
+    key = (Path(home).resolve(), status.directory.name if status.directory else "")
+    if key not in _STALE_NOTED:
+        _STALE_NOTED.add(key)
+        log.warning("citewise: answering from the index of %s %s; an ingest is building the next one or was "
+                    "interrupted: `citewise ingest` (rerun) or `citewise doctor --repair --home %s` completes it",
+                    home, status.detail, home)
+
+
+def refuse_truncated_store(home: Path) -> None:
+    """An empty store beside an index built from content means the store file was emptied or replaced:
+    say so, rather than "not ingested" (and never rebuild the index from nothing)."""
+    manifest = read_manifest(home)
+    if manifest and int(manifest.get("chunks") or 0) > 0:
+        raise StoreError(f"{Path(home) / 'citewise.db'} holds no documents, but the index beside it was built from "
+                         f"{manifest['chunks']} chunks (generation {manifest.get('generation')}): the store file was "
+                         "emptied or replaced. Restore it from a backup, or re-ingest your sources with "
+                         f"`citewise ingest PATH --home {home}`")
+
+
+# --- building --------------------------------------------------------------------------------------
 
 
 def is_current(home: Path, generation: int) -> bool:
@@ -304,7 +480,10 @@ def check_model(home: Path, model_id: str) -> None:
 
 @contextlib.contextmanager
 def build_lock(home: Path) -> Iterator[None]:
-    """An exclusive lock per home across processes (flock: released even if the holder is killed)."""
+    """An exclusive lock per home across processes (flock: released even if the holder is killed).
+
+    flock locks belong to an open file description, so two threads of one process exclude each other too.
+    """
     Path(home).mkdir(parents=True, exist_ok=True)
     with (Path(home) / ".build.lock").open("a") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
@@ -338,6 +517,7 @@ def build_indexes(store: Store, embedder: Embedder | None = None,
     home = store.home
     clean_stale_builds(home)
     tmp = Path(tempfile.mkdtemp(prefix=f"index.tmp-{os.getpid()}-", dir=home))
+    _share_like_home(tmp)
     try:
         BM25Index.build(texts).save(tmp / "bm25")
         vectors = embedder.embed_documents(texts, progress=progress) if texts else np.zeros((0, embedder.dim))
@@ -361,8 +541,10 @@ def build_indexes(store: Store, embedder: Embedder | None = None,
         (tmp / "rows.json").write_text(json.dumps({"chunk_ids": chunk_ids, "doc_ids": doc_ids}))
         manifest = {"format": FORMAT, "generation": generation, "embedding_model": embedder.model_id,
                     "analyzer": ANALYZER_ID, "chunks": len(chunk_ids), "documents": len(documents),
+                    "row_order": row_digest(chunk_ids, doc_ids),
+                    "files": {rel: file_digest(tmp / rel) for rel in index_files(tmp)},
                     "built_at": time.time(), "seconds": round(time.perf_counter() - started, 3)}
-        (tmp / MANIFEST).write_text(json.dumps(manifest))
+        _write_durably(tmp, manifest)
         final = tmp.with_name(f"index-g{generation}-{tmp.name.rsplit('-', 1)[-1]}")
         tmp.rename(final)
     except BaseException:
@@ -370,6 +552,28 @@ def build_indexes(store: Store, embedder: Embedder | None = None,
         raise
     swap_in(home, final)
     return manifest
+
+
+def _share_like_home(directory: Path) -> None:
+    """mkdtemp makes a private (0700) directory; a snapshot is as readable as the home it lives in,
+    so a server running as another user can answer from it."""
+    mode = Path(directory).parent.stat().st_mode & 0o777
+    os.chmod(directory, mode | 0o700)
+
+
+def _write_durably(directory: Path, manifest: dict[str, Any]) -> None:
+    """The manifest goes last and every file is on disk before the swap: a crash (or power loss) after
+    the swap can never leave `index` pointing at a build whose files are still in the page cache."""
+    (directory / MANIFEST).write_text(json.dumps(manifest))
+    for path in [*(directory / rel for rel in index_files(directory)), directory / MANIFEST]:
+        with path.open("rb") as fh:
+            os.fsync(fh.fileno())
+    for folder in {directory, *(p.parent for p in directory.rglob("*") if p.is_file())}:
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
 
 def swap_in(home: Path, directory: Path) -> None:
@@ -393,15 +597,35 @@ def swap_in(home: Path, directory: Path) -> None:
             shutil.rmtree(old, ignore_errors=True)
 
 
-def clean_stale_builds(home: Path) -> None:
-    """Remove temporary build directories whose builder process is gone (killed mid-build)."""
-    for tmp in Path(home).glob("index.tmp-*"):
+def stale_builds(home: Path) -> list[Path]:
+    """Temporary build directories and link files whose builder process is gone (killed mid-build)."""
+    stale = []
+    for tmp in [*Path(home).glob("index.tmp-*"), *Path(home).glob(".index-link-*")]:
         try:
-            pid = int(tmp.name.split("-")[1])
+            pid = int(tmp.name.lstrip(".").split("-")[2 if tmp.name.startswith(".") else 1])
         except (IndexError, ValueError):
             pid = -1
         if pid != os.getpid() and not _alive(pid):
+            stale.append(tmp)
+    return stale
+
+
+def orphan_builds(home: Path) -> list[Path]:
+    """Finished builds that `index` does not point at (a builder killed between its rename and the swap)."""
+    target = _link_target(Path(home))
+    return [d for d in Path(home).glob("index-g*") if d.name != target]
+
+
+def clean_stale_builds(home: Path) -> list[Path]:
+    """Remove temporaries of dead builders; returns what was removed."""
+    removed = stale_builds(home)
+    for tmp in removed:
+        if tmp.is_dir() and not tmp.is_symlink():
             shutil.rmtree(tmp, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+    return removed
 
 
 def _alive(pid: int) -> bool:
