@@ -16,6 +16,7 @@ asks `engine.routes`, which `engine.answer` asks too, so the graph and the plain
 
 from __future__ import annotations
 
+import sys
 from typing import Any, Literal
 
 from langgraph.graph import END, START, StateGraph
@@ -87,6 +88,11 @@ def build_graph(*, checkpointer: Any = None, name: str = "kb_agent") -> Any:
 
 
 graph = build_graph()
+
+if "langgraph_api" in sys.modules:  # served by `langgraph dev` / langgraph-api: user errors log one line
+    from .server_log import install
+
+    install()
 
 
 def as_tool(name: str = "citewise_kb", **context: Any) -> Any:
