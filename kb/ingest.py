@@ -36,6 +36,7 @@ from ..retrieval.snapshot import (
     build_indexes,
     build_lock,
     check_snapshot,
+    clean_stale_builds,
     forget,
     recorded_model,
     refuse_truncated_store,
@@ -109,6 +110,7 @@ def ingest(paths: Iterable[str | Path], home: str | Path | None = None, *, prune
     check_home(ctx.home_path, write=True)
     embedder = _embedder_for(ctx)
     store = Store(ctx.home_path)
+    clean_stale_builds(ctx.home_path)  # what a killed ingest left; a live builder's temporaries are kept
     show = sys.stderr.isatty() if progress is None else progress
     summary = Summary(home=str(ctx.home_path), files_seen=len(files), warnings=list(problems))
     reparse = store.get_meta("parser_version") != PARSER_VERSION  # unchanged bytes, changed meaning

@@ -39,6 +39,23 @@ def cache_dir() -> Path:
     return Path(os.environ.get("CITEWISE_CACHE_DIR") or Path.home() / ".cache" / "citewise").expanduser()
 
 
+def torch_threads() -> int:
+    """Intra-op threads for MiniLM: `CITEWISE_TORCH_THREADS`, else the CPUs this process may use.
+
+    On CPUs shared with other work, one thread can be far faster than several, because each operator
+    waits for helper threads that are not scheduled (RELIABILITY.md: answers in one process took 151 ms
+    with one thread and 1,050 ms with two, on two cores running other jobs). An operator who knows the
+    machine is shared, or who serves many questions at once, sets it to 1; a lone ingest keeps every CPU.
+    """
+    raw = os.environ.get("CITEWISE_TORCH_THREADS", "").strip()
+    if raw.isdigit() and int(raw) > 0:
+        return int(raw)
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
 def _load_sentence_transformer(path: str):
     """Load once per process; HF_HUB_OFFLINE guarantees no hub call even if a file were missing."""
     with _MODEL_LOCK:
@@ -52,7 +69,7 @@ def _load_sentence_transformer(path: str):
             import torch
             from sentence_transformers import SentenceTransformer
 
-            torch.set_num_threads(max(1, os.cpu_count() or 1))
+            torch.set_num_threads(torch_threads())
             model = SentenceTransformer(path, device="cpu")
             _MODELS[path] = model
         return model
