@@ -227,7 +227,8 @@ def reader(home: Path, out: Path, stop: Path, minimum: int, progress: Path) -> N
                                "max_ms": round(max(latencies), 1)}))
 
 
-def concurrent(workdir: Path, reingests: int = 10, minimum: int = 500) -> dict[str, Any]:
+def concurrent(workdir: Path, reingests: int = 10, minimum: int = 500,
+               reader_env: dict[str, str] | None = None) -> dict[str, Any]:
     """`reingests` re-ingests in this process, spread over >= `minimum` questions answered by another."""
     from ..kb.ingest import ingest
     from ..store.sqlite import Store
@@ -239,7 +240,7 @@ def concurrent(workdir: Path, reingests: int = 10, minimum: int = 500) -> dict[s
     out, stop, progress = workdir / "reader.json", workdir / "stop", workdir / "progress"
     proc = subprocess.Popen([sys.executable, "-m", "citewise.evals.bench_faults", "reader", "--home", str(home),
                              "--out", str(out), "--stop", str(stop), "--minimum", str(minimum), "--progress",
-                             str(progress)], env=ENV, stderr=subprocess.PIPE, text=True)
+                             str(progress)], env={**ENV, **(reader_env or {})}, stderr=subprocess.PIPE, text=True)
     article = src / "acme" / "acme-401k-loan.md"
     original = article.read_text()
     writes: list[dict[str, Any]] = []
@@ -363,7 +364,7 @@ def corruption(name: str, pristine: Path, workdir: Path) -> dict[str, Any]:
             outcome.update(outcome="answered", article=ref.get("article_id"),
                            cites_changed_text=any("$9,000" in c["snippet"] for c in answer["citations"]))
         except CitewiseError as exc:
-            outcome.update(outcome="refused", error=str(exc)[:300], error_type=type(exc).__name__)
+            outcome.update(outcome="refused", error=str(exc)[:1000], error_type=type(exc).__name__)
     outcome["log"] = log[:2]
     after = doctor(home) if expected != "refused" else before
     outcome["healthy_after"] = after["healthy"]
@@ -410,6 +411,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--generated", type=int, default=200, help="generated articles added by each kill trial")
     parser.add_argument("--reingests", type=int, default=10)
     parser.add_argument("--questions", type=int, default=500)
+    parser.add_argument("--reader-torch-threads", default="", help="CITEWISE_TORCH_THREADS of the answering process")
     parser.add_argument("--parts", default="kills,concurrent,corruptions")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
@@ -425,7 +427,8 @@ def main(argv: list[str] | None = None) -> int:
             report["kills"] = kill_trials(work / "kills", args.kills, generated=args.generated,
                                           cold_cache_every=args.cold_cache_every)
         if "concurrent" in parts:
-            report["concurrent"] = concurrent(work / "concurrent", args.reingests, args.questions)
+            env = {"CITEWISE_TORCH_THREADS": args.reader_torch_threads} if args.reader_torch_threads else {}
+            report["concurrent"] = concurrent(work / "concurrent", args.reingests, args.questions, env)
         if "corruptions" in parts:
             report["corruptions"] = corruptions(work / "corruptions")
     if args.json:
