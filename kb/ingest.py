@@ -50,6 +50,7 @@ from .loaders import SourceFile, discover, read_documents, read_text
 from .synonyms import load_synonyms
 
 log = logging.getLogger(__name__)
+LINE_SECONDS = 15.0  # progress lines in a log (stderr not a terminal): at most one per this many seconds
 
 
 @dataclass
@@ -111,7 +112,7 @@ def ingest(paths: Iterable[str | Path], home: str | Path | None = None, *, prune
     embedder = _embedder_for(ctx)
     store = Store(ctx.home_path)
     clean_stale_builds(ctx.home_path)  # what a killed ingest left; a live builder's temporaries are kept
-    show = sys.stderr.isatty() if progress is None else progress
+    show = (sys.stderr.isatty() or "lines") if progress is None else progress
     summary = Summary(home=str(ctx.home_path), files_seen=len(files), warnings=list(problems))
     reparse = store.get_meta("parser_version") != PARSER_VERSION  # unchanged bytes, changed meaning
     changed = False
@@ -240,7 +241,7 @@ def prune_missing(store: Store, summary: Summary) -> bool:
     return changed
 
 
-def reindex_if_needed(store: Store, embedder: Embedder, ctx: Context, changed: bool, show: bool,
+def reindex_if_needed(store: Store, embedder: Embedder, ctx: Context, changed: bool, show: bool | str,
                       stop: SafePoints | None = None) -> bool:
     """Rebuild the snapshot when content changed or the current one is not a sound build of the store's
     generation (a previous ingest was killed during its index build; a damaged index file)."""
@@ -318,7 +319,7 @@ def reindex(home: str | Path | None = None, *, context: Context | None = None,
     embedder = _embedder_for(ctx, switching=bool(embedding_model))
     with safe_points() as stop, build_lock(store.home):
         forget(ctx.home_path)
-        bar = _progress(store.count()[1], "embedding", sys.stderr.isatty(), stop)
+        bar = _progress(store.count()[1], "embedding", sys.stderr.isatty() or "lines", stop)
         manifest = build_indexes(store, embedder, progress=bar, vector_store=ctx.vector_store, full_sync=True)
     return {"home": str(ctx.home_path), **manifest}
 
@@ -354,16 +355,32 @@ def _embedder_for(ctx: Context, switching: bool = False) -> Embedder:
     return embedder
 
 
-def _progress(total: int, label: str, show: bool, stop: SafePoints | None = None) -> Callable[[int], None]:
-    """A tqdm bar on a terminal, nothing otherwise (JSON output must stay clean); with `stop`, each step
-    is also a safe point (the embedder reports a batch only once its vectors are cached)."""
+def _progress(total: int, label: str, show: bool | str, stop: SafePoints | None = None) -> Callable[[int], None]:
+    """A tqdm bar on a terminal; with show="lines" (stderr is a log, not a terminal) a line every
+    LINE_SECONDS once a phase runs that long, so a long embedding is visible in logs too; nothing with
+    show=False (JSON output must stay clean). With `stop`, each step is also a safe point (the embedder
+    reports a batch only once its vectors are cached)."""
     done = [0]
+    started, last = [time.monotonic()], [time.monotonic()]
 
     def safe_point() -> None:
         if stop is not None:
             stop.check(f"while embedding ({done[0]} of {total} chunks done, their vectors cached): the store holds "
                        "every file of this ingest, the index was not rebuilt")
 
+    if show == "lines" and total:
+        def line(n: int) -> None:
+            done[0] += n
+            now = time.monotonic()
+            if now - last[0] >= LINE_SECONDS:
+                last[0] = now
+                rate = done[0] / max(now - started[0], 1e-9)
+                left = (total - done[0]) / rate if rate else 0.0
+                sys.stderr.write(f"citewise: {label} {done[0]}/{total} ({100 * done[0] / total:.0f}%), "
+                                 f"about {left / 60:.1f} min left\n")
+            safe_point()
+
+        return line
     if not show or total == 0:
         def quiet(n: int) -> None:
             done[0] += n
