@@ -19,6 +19,7 @@ from typing import Any
 from .arguments import as_home, as_mapping, as_thread_id
 from .config import Context
 from .errors import InputError
+from .store.sqlite import check_home
 
 THREADS_DB = "threads.sqlite"
 _THREADED: dict[Path, Any] = {}
@@ -62,7 +63,7 @@ def threaded_graph(home: Path) -> Any:
     with _LOCK:
         graph = _THREADED.get(home)
         if graph is None:
-            home.mkdir(parents=True, exist_ok=True)
+            check_home(home, write=True)  # a file or an unwritable directory is a StoreError, not a crash
             saver = SqliteSaver(sqlite3.connect(home / THREADS_DB, check_same_thread=False))
             graph = _THREADED[home] = build_graph(checkpointer=saver)
         return graph

@@ -2,13 +2,15 @@
 server's RSS over many runs.
 
     python -m citewise.evals.bench_load [--runs 200] [--concurrency 1,10,50] [--rss-runs 1000]
-                                        [--torch-threads N] [--json]
+                                        [--reingests N] [--torch-threads N] [--json]
 
 The server is `langgraph dev` with the repository's langgraph.json (in-memory runtime, its default of
 10 jobs per worker: at concurrency 50 runs queue), answering from a home holding the sample KB with
-the offline extractive generator. Each run is `runs.wait` of a stateless run through langgraph_sdk;
-a run counts as an error when it raises, returns an `__error__`, or returns no valid decision. RSS is
-the resident memory of the server's whole process group, sampled every 100 runs after a warm-up.
+the offline extractive generator. With `--reingests N`, this process re-ingests the home N times
+(each changes one article, so each builds and swaps in a snapshot) while the levels run. Each run is
+`runs.wait` of a stateless run through langgraph_sdk; a run counts as an error when it raises,
+returns an `__error__`, or returns no valid decision. RSS is the resident memory of the server's
+whole process group, sampled every 100 runs after a warm-up.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import argparse
 import contextlib
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -150,11 +153,32 @@ def rss_growth(url: str, pgid: int, runs: int, concurrency: int = 10, every: int
             "growth_second_half_mb": round(samples[-1] - samples[half], 1)}
 
 
+def reingest_while_serving(src: Path, home: Path, count: int, stop: threading.Event,
+                           out: list[dict[str, Any]]) -> None:
+    """Re-ingest `count` times, evenly while the levels run (until `stop`), recording each outcome."""
+    from ..kb.ingest import ingest
+
+    article = src / "acme" / "acme-401k-loan.md"
+    original = article.read_text()
+    for i in range(count):
+        if stop.wait(3.0):
+            break
+        article.write_text(original + f"\n\nRevision note {i}: reviewed while the server answered.\n")
+        started = time.perf_counter()
+        try:
+            summary = ingest([src], home, progress=False)
+            out.append({"reingest": i, "reindexed": summary["reindexed"], "error": None,
+                        "seconds": round(time.perf_counter() - started, 2)})
+        except Exception as exc:  # every failure counts
+            out.append({"reingest": i, "reindexed": False, "error": f"{type(exc).__name__}: {exc}"})
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m citewise.evals.bench_load")
     parser.add_argument("--runs", type=int, default=200, help="runs per concurrency level")
     parser.add_argument("--concurrency", default="1,10,50")
     parser.add_argument("--rss-runs", type=int, default=1000)
+    parser.add_argument("--reingests", type=int, default=0, help="re-ingests of the served home during the levels")
     parser.add_argument("--torch-threads", default="", help="CITEWISE_TORCH_THREADS for the server "
                                                             "(default: langgraph.json's setting)")
     parser.add_argument("--json", action="store_true")
@@ -164,15 +188,21 @@ def main(argv: list[str] | None = None) -> int:
     report: dict[str, Any] = {"levels": []}
     with tempfile.TemporaryDirectory(prefix="citewise-load-") as tmp:
         work = Path(tmp)
-        home = work / "home"
-        ingest([SAMPLE_KB], home, progress=False)
+        home, src = work / "home", work / "kb"
+        shutil.copytree(SAMPLE_KB, src)
+        ingest([src], home, progress=False)
         env = {"CITEWISE_TORCH_THREADS": args.torch_threads} if args.torch_threads else {}
         with langgraph_dev(home, work, env) as (url, pid, log):
             report["warmup"] = run_level(url, 10, 2)
             report["rss_after_warmup_mb"] = group_rss_mb(pid)
+            stop, writes = threading.Event(), report.setdefault("reingests", [])
+            writer = threading.Thread(target=reingest_while_serving, args=(src, home, args.reingests, stop, writes))
+            writer.start()
             for c in (int(x) for x in args.concurrency.split(",")):
                 report["levels"].append(run_level(url, args.runs, c))
                 print(json.dumps(report["levels"][-1]), file=sys.stderr)
+            stop.set()
+            writer.join()
             if args.rss_runs:
                 report["rss"] = rss_growth(url, pid, args.rss_runs)
             text = log.read_text(errors="replace")
@@ -190,6 +220,9 @@ def main(argv: list[str] | None = None) -> int:
         r = report["rss"]
         print(f"RSS over {r['runs']} runs (concurrency 10): {r['rss_start_mb']} -> {r['rss_end_mb']} MB "
               f"(+{r['growth_mb']} MB; second half +{r['growth_second_half_mb']} MB), errors {r['errors']}")
+    if report["reingests"]:
+        failed = [w for w in report["reingests"] if w["error"] or not w["reindexed"]]
+        print(f"re-ingests while serving: {len(report['reingests'])}, failed {len(failed)}")
     print(f"server log: {report['server_log']['lines']} lines, {report['server_log']['tracebacks']} tracebacks")
     return 0
 

@@ -457,12 +457,9 @@ def refuse_truncated_store(home: Path) -> None:
 
 
 # --- building --------------------------------------------------------------------------------------
-
-
 def is_current(home: Path, generation: int) -> bool:
-    manifest = read_manifest(home)
-    return (manifest is not None and manifest.get("format") == FORMAT and manifest.get("generation") == generation
-            and manifest.get("analyzer") == ANALYZER_ID)
+    """The manifest says the snapshot is of this generation and format (files not verified: see check_snapshot)."""
+    return check_snapshot(home, generation, verify=False).state == "current"
 
 
 def recorded_model(home: Path) -> str | None:
