@@ -19,6 +19,7 @@ import argparse
 import contextlib
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -173,6 +174,22 @@ def reingest_while_serving(src: Path, home: Path, count: int, stop: threading.Ev
             out.append({"reingest": i, "reindexed": False, "error": f"{type(exc).__name__}: {exc}"})
 
 
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def server_timings(log_text: str) -> dict[str, Any]:
+    """Where a run's time goes, from the server's own "Background run succeeded" lines: queued before a
+    worker took it (run_wait_time_ms) and executing the graph (run_exec_ms)."""
+    text = _ANSI.sub("", log_text)
+    out: dict[str, Any] = {}
+    for field in ("run_wait_time_ms", "run_exec_ms"):
+        values = [int(v) for v in re.findall(rf"Background run succeeded.*?{field}=(\d+)", text)]
+        if values:
+            out[field] = {"runs": len(values), "p50": float(np.percentile(values, 50)),
+                          "p95": float(np.percentile(values, 95))}
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m citewise.evals.bench_load")
     parser.add_argument("--runs", type=int, default=200, help="runs per concurrency level")
@@ -206,7 +223,8 @@ def main(argv: list[str] | None = None) -> int:
             if args.rss_runs:
                 report["rss"] = rss_growth(url, pid, args.rss_runs)
             text = log.read_text(errors="replace")
-            report["server_log"] = {"lines": len(text.splitlines()), "tracebacks": text.count("Traceback")}
+            report["server_log"] = {"lines": len(text.splitlines()), "tracebacks": text.count("Traceback"),
+                                    **server_timings(text)}
     report["torch_threads"] = args.torch_threads or "langgraph.json"
     if args.json:
         json.dump(report, sys.stdout, indent=2)
@@ -223,7 +241,10 @@ def main(argv: list[str] | None = None) -> int:
     if report["reingests"]:
         failed = [w for w in report["reingests"] if w["error"] or not w["reindexed"]]
         print(f"re-ingests while serving: {len(report['reingests'])}, failed {len(failed)}")
-    print(f"server log: {report['server_log']['lines']} lines, {report['server_log']['tracebacks']} tracebacks")
+    log = report["server_log"]
+    print(f"server log: {log['lines']} lines, {log['tracebacks']} tracebacks; per run (server's own timing): "
+          f"queued p50 {log.get('run_wait_time_ms', {}).get('p50')} ms, executing p50 "
+          f"{log.get('run_exec_ms', {}).get('p50')} ms")
     return 0
 
 
