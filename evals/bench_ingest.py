@@ -88,9 +88,25 @@ def bench_headings(n: int, work: Path) -> dict[str, Any]:
     parse_chunk = time.perf_counter() - started
     path = work / f"headings-{n}.md"
     path.write_text(text)
-    whole = ingest_without_model(path, work / f"home-headings-{n}")
+    home = work / f"home-headings-{n}"
+    whole = ingest_without_model(path, home)
     return {"headings": n, "chunks": len(chunks), "parse_chunk_s": round(parse_chunk, 2),
-            "ingest_without_model_s": whole["ingest_s"]}
+            "ingest_without_model_s": whole["ingest_s"], **verify_cost(home)}
+
+
+def verify_cost(home: Path) -> dict[str, Any]:
+    """What proving a snapshot costs at load: sha256 of every index file (and the row order)."""
+    from ..retrieval.snapshot import check_snapshot, index_files
+
+    directory = (home / "index").resolve()
+    size = sum((directory / rel).stat().st_size for rel in index_files(directory))
+    started = time.perf_counter()
+    state = check_snapshot(home).state
+    seconds = time.perf_counter() - started
+    if state != "current":
+        raise RuntimeError(f"the index of {home} is {state} right after its ingest")
+    return {"index_mb": round(size / 1e6, 2), "verify_ms": round(seconds * 1000, 1),
+            "verify_mb_per_s": round(size / 1e6 / seconds, 1)}
 
 
 def previous_fit(unit: str, size: int) -> list[str]:

@@ -334,7 +334,8 @@ def _answer(surface: str, ctx: Context) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("surface", ["engine", "graph-streaming"])
-def test_a_hanging_model_is_cut_at_the_deadline(surface: str, llm: OpenAIStandIn, kb_home: Path) -> None:
+def test_a_hanging_model_is_cut_at_the_deadline(surface: str, llm: OpenAIStandIn, kb_home: Path,
+                                                record_property: Any) -> None:
     deadline = 3.0
     ctx = Context(home=str(kb_home), llm_model="standin", llm_base_url=llm.base_url, llm_deadline=deadline)
     llm.script = []
@@ -343,6 +344,7 @@ def test_a_hanging_model_is_cut_at_the_deadline(surface: str, llm: OpenAIStandIn
     started = time.perf_counter()
     out = _answer(surface, ctx)
     elapsed = time.perf_counter() - started
+    record_property(f"report:hanging model, llm_deadline {deadline:g} s, {surface}: answered in (s)", round(elapsed, 2))
     assert elapsed < deadline + 4, elapsed  # the model's share is bounded; the rest is the offline answer
     assert out["metadata"]["generator"] == "openai:standin->extractive" and out["citations"]
     assert "budget" in out["metadata"]["generation_notes"]["fallback"]
