@@ -43,9 +43,10 @@ def torch_threads() -> int:
     """Intra-op threads for MiniLM: `CITEWISE_TORCH_THREADS`, else the CPUs this process may use.
 
     On CPUs shared with other work, one thread can be far faster than several, because each operator
-    waits for helper threads that are not scheduled (RELIABILITY.md: answers in one process took 151 ms
-    with one thread and 1,050 ms with two, on two cores running other jobs). An operator who knows the
-    machine is shared, or who serves many questions at once, sets it to 1; a lone ingest keeps every CPU.
+    waits for helper threads that are not scheduled (RELIABILITY.md: a 10,000-chunk ingest embedded in
+    136 s with one thread and 378 s with two, on two cores running other jobs). An operator who knows
+    the machine is shared, or who serves many questions at once, sets it to 1; a lone ingest on an idle
+    machine keeps every CPU.
     """
     raw = os.environ.get("CITEWISE_TORCH_THREADS", "").strip()
     if raw.isdigit() and int(raw) > 0:
