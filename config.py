@@ -37,6 +37,9 @@ class Context:
     # --- knowledge base -------------------------------------------------------------------------
     home: str = field(default="", metadata=_op(
         "Knowledge-base home directory (SQLite store + indexes). Empty: $CITEWISE_HOME, else ./.citewise"))
+    database_url: str = field(default="", metadata=_op(
+        "PostgreSQL URL (postgresql://user:password@host:5432/db) of a knowledge base shared by every replica; "
+        "`home` then only caches this process's index snapshots. Empty: the SQLite store in the home."))
     chunk_size: int = field(default=800, metadata=_op("Target chunk size in tokens at ingest (700-1000)."))
     chunk_overlap: int = field(default=120, metadata=_op("Token overlap between split chunks (100-150)."))
 

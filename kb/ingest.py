@@ -2,10 +2,12 @@
 
     ingest = for each file: plan_file -> write_file;  then write_synonyms, prune, reindex
 
-Unchanged files (same bytes) are skipped without parsing; a changed file replaces its documents'
-chunks in one transaction; documents that vanished from a re-ingested file are removed; `prune`
-removes documents whose files are gone. A malformed file (or BEIR line) is reported and skipped,
-never fatal — and reported again on every ingest until it is fixed (its bytes are not recorded).
+Unchanged files (same bytes) are skipped without parsing; each changed document replaces its chunks
+in its own transaction (so a killed ingest leaves whole documents, and the rerun skips those by
+hash); documents that vanished from a re-ingested file are removed, and the file's hash recorded,
+in a last transaction; `prune` removes documents whose files are gone. A malformed file (or BEIR
+line) is reported and skipped, never fatal — and reported again on every ingest until it is fixed
+(its bytes are not recorded).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from ..config import Context
 from ..errors import ConfigError, IngestError, InputError
 from ..retrieval.embeddings import Embedder, get_embedder
 from ..retrieval.snapshot import build_indexes, build_lock, forget, is_current, recorded_model
-from ..store.sqlite import Store
+from ..store import Store, open_store, store_exists
 from .articles import PARSER_VERSION, Document
 from .chunker import Chunk, chunk_document
 from .fields import parse_required_data
@@ -87,7 +89,7 @@ def ingest(paths: Iterable[str | Path], home: str | Path | None = None, *, prune
     if problems and not files and not synonym_files:
         raise InputError("; ".join(problems))
     embedder = _embedder_for(ctx)
-    store = Store(ctx.home_path)
+    store = open_store(ctx.home_path, ctx.database_url)
     show = sys.stderr.isatty() if progress is None else progress
     summary = Summary(home=str(ctx.home_path), files_seen=len(files), warnings=list(problems))
     reparse = store.get_meta("parser_version") != PARSER_VERSION  # unchanged bytes, changed meaning
@@ -155,28 +157,34 @@ def plan_file(source: SourceFile, store: Store, ctx: Context, reparse: bool, sum
 
 
 def write_file(plan: FilePlan, store: Store, summary: Summary) -> bool:
-    """Apply one file's plan in one transaction; True when the store's content changed."""
+    """Apply one file's plan: one transaction per document, then one for removals and the file's hash.
+
+    The hash goes last, so a file whose ingest was interrupted is planned again next time; its
+    documents already written are then unchanged by hash and skipped. Every transaction that
+    changes content bumps the generation, so each generation names one committed state.
+    """
     key = str(plan.source.path)
     summary.documents_unchanged += plan.unchanged_documents
-    with store.transaction() as conn:
-        for w in plan.writes:
-            if w.doc.doc_id in plan.previous:
-                summary.documents_updated += 1
-            else:
-                summary.documents_added += 1
+    for w in plan.writes:
+        with store.transaction() as conn:
             store.put_document(conn, doc_id=w.doc.doc_id, source=key, title=w.doc.title, metadata=w.doc.metadata,
                                content_hash=w.doc.content_hash, structured=w.doc.structured, fields=w.fields,
                                guardrails=w.rules, chunks=w.chunks)
-            summary.chunks_written += len(w.chunks)
+            store.bump_generation(conn)
+        if w.doc.doc_id in plan.previous:
+            summary.documents_updated += 1
+        else:
+            summary.documents_added += 1
+        summary.chunks_written += len(w.chunks)
+    with store.transaction() as conn:
         summary.documents_removed += store.delete_documents(conn, plan.gone)
         if plan.record:
             stat = plan.source.path.stat()
             store.record_source(conn, key, plan.digest, stat.st_size, stat.st_mtime)
-        changed = bool(plan.writes or plan.gone)
-        if changed:
+        if plan.gone:
             store.bump_generation(conn)
     summary.files_ingested += 1
-    return changed
+    return bool(plan.writes or plan.gone)
 
 
 def write_synonyms(paths: list[Path], store: Store, summary: Summary) -> bool:
@@ -218,10 +226,10 @@ def reindex_if_needed(store: Store, embedder: Embedder, ctx: Context, changed: b
     """Rebuild the snapshot when content changed or the current one is not of the store's generation
     (e.g. a previous ingest was killed during its index build)."""
     chunks = store.count()[1]
-    if not chunks or (not changed and is_current(store.home, store.generation())):
+    if not chunks or (not changed and is_current(store.home, store.generation(), store.store_id())):
         return False
     with build_lock(store.home):
-        if is_current(store.home, store.generation()):
+        if is_current(store.home, store.generation(), store.store_id()):
             return False
         build_indexes(store, embedder, progress=_progress(chunks, "embedding", show), vector_store=ctx.vector_store)
     return True
@@ -235,10 +243,10 @@ def reindex(home: str | Path | None = None, *, context: Context | None = None,
         ctx = ctx.with_overrides(home=str(home))
     if embedding_model:
         ctx = ctx.with_overrides(embedding_model=embedding_model)
-    if not Store.exists(ctx.home_path):
+    if not store_exists(ctx.home_path, ctx.database_url):
         raise InputError(f"no knowledge base at {ctx.home_path}")
     embedder = _embedder_for(ctx, switching=bool(embedding_model))
-    store = Store(ctx.home_path)
+    store = open_store(ctx.home_path, ctx.database_url)
     with build_lock(store.home):
         forget(ctx.home_path)
         bar = _progress(store.count()[1], "embedding", sys.stderr.isatty())

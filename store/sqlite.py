@@ -1,8 +1,9 @@
-"""SQLite store of sources, documents and chunks (the source of truth).
+"""SQLite store of sources, documents and chunks (the embedded source of truth, one file per home).
 
 Indexes (BM25, vectors, metadata columns) are derived from this file and can always be rebuilt
 from it. A `generation` counter changes whenever content changes, so a process that cached the
-indexes knows when to reload them.
+indexes knows when to reload them. The schema is versioned (`PRAGMA user_version`): migrations run
+in order when a store is opened, so an older home is upgraded in place rather than rebuilt.
 """
 
 from __future__ import annotations
@@ -11,15 +12,18 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator
+import uuid
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from ..kb.chunker import Chunk
+from .base import Since, check_limit, prepare_record, since_epoch
 
-SCHEMA = """
-PRAGMA journal_mode=WAL;
+# Each migration runs once, in order, in one transaction with the version bump. Version 1 is the
+# schema homes had before versioning (IF NOT EXISTS: such a home is adopted as it is).
+MIGRATIONS: list[tuple[int, str, str]] = [(1, "documents, chunks, synonyms, sources, meta", """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS sources (
     path TEXT PRIMARY KEY, hash TEXT NOT NULL, size INTEGER, mtime REAL, ingested_at REAL);
@@ -34,23 +38,64 @@ CREATE TABLE IF NOT EXISTS chunks (
     text TEXT NOT NULL, tokens INTEGER NOT NULL, metadata TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS chunks_doc ON chunks(doc_id);
 CREATE TABLE IF NOT EXISTS synonyms (source TEXT PRIMARY KEY, data TEXT NOT NULL);
-"""
+"""), (2, "query log and eval runs", """
+CREATE TABLE IF NOT EXISTS query_log (
+    id TEXT PRIMARY KEY, created_at REAL NOT NULL, decision TEXT, record TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS query_log_created ON query_log(created_at);
+CREATE TABLE IF NOT EXISTS eval_runs (id TEXT PRIMARY KEY, created_at REAL NOT NULL, record TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS eval_runs_created ON eval_runs(created_at);
+""")]
 DB_NAME = "citewise.db"
 
 
 class Store:
     """Thread-safe access (one connection per thread) to `<home>/citewise.db`."""
 
+    kind = "sqlite"
+
     def __init__(self, home: Path):
         self.home = Path(home)
         self.path = self.home / DB_NAME
         self._local = threading.local()
         self.home.mkdir(parents=True, exist_ok=True)
-        self.conn().executescript(SCHEMA)  # executescript manages its own transaction
+        self._migrate()
 
     @classmethod
     def exists(cls, home: Path) -> bool:
         return (Path(home) / DB_NAME).is_file()
+
+    def _migrate(self) -> None:
+        """Apply the migrations this file lacks; BEGIN IMMEDIATE makes two processes apply each once."""
+        conn = self.conn()
+        if conn.execute("PRAGMA user_version").fetchone()[0] >= MIGRATIONS[-1][0]:
+            return
+        conn.execute("PRAGMA journal_mode=WAL")  # persistent, and not allowed inside a transaction
+        with self.transaction() as tx:
+            version = tx.execute("PRAGMA user_version").fetchone()[0]
+            for number, _name, script in MIGRATIONS:
+                if number > version:
+                    for statement in filter(str.strip, script.split(";")):
+                        tx.execute(statement)
+                    tx.execute(f"PRAGMA user_version={number}")
+            if tx.execute("SELECT 1 FROM meta WHERE key='store_id'").fetchone() is None:
+                self.set_meta(tx, "store_id", uuid.uuid4().hex)
+
+    def schema_version(self) -> int:
+        return int(self.conn().execute("PRAGMA user_version").fetchone()[0])
+
+    def store_id(self) -> str:
+        """Names this knowledge base, so a snapshot built from another store is never taken for its own."""
+        return self.get_meta("store_id") or ""
+
+    def watch(self, callback: Callable[[int], None]) -> bool:
+        """No push notifications: one home's processes share its index directory and check per question."""
+        return False
+
+    def close(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
 
     def conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
@@ -209,6 +254,49 @@ class Store:
 
     def delete_synonyms(self, conn: sqlite3.Connection, source: str) -> None:
         conn.execute("DELETE FROM synonyms WHERE source=?", (source,))
+
+    # --- query log and eval runs --------------------------------------------------------------
+    def log_query(self, record: dict[str, Any]) -> str:
+        rid, created, stored = prepare_record(record, "query log record")
+        decision = stored.get("decision")
+        with self.transaction() as conn:
+            conn.execute("INSERT INTO query_log(id, created_at, decision, record) VALUES(?,?,?,?) ON CONFLICT(id) "
+                         "DO UPDATE SET created_at=excluded.created_at, decision=excluded.decision, "
+                         "record=excluded.record",
+                         (rid, created, decision if isinstance(decision, str) else None, json.dumps(stored)))
+        return rid
+
+    def queries(self, since: Since = None, decision: str | None = None, limit: int = 100) -> list[dict[str, Any]]:
+        """Logged queries, newest first."""
+        after = since_epoch(since)
+        sql, args = "SELECT record FROM query_log WHERE 1=1", []
+        if after is not None:
+            sql, args = sql + " AND created_at >= ?", [*args, after]
+        if decision is not None:
+            sql, args = sql + " AND decision = ?", [*args, decision]
+        rows = self.conn().execute(sql + " ORDER BY created_at DESC, id LIMIT ?", [*args, check_limit(limit)])
+        return [json.loads(r[0]) for r in rows]
+
+    def query(self, id: str) -> dict[str, Any] | None:
+        row = self.conn().execute("SELECT record FROM query_log WHERE id=?", (id,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def put_eval_run(self, run: dict[str, Any]) -> str:
+        rid, created, stored = prepare_record(run, "eval run")
+        with self.transaction() as conn:
+            conn.execute("INSERT INTO eval_runs(id, created_at, record) VALUES(?,?,?) ON CONFLICT(id) DO UPDATE SET "
+                         "created_at=excluded.created_at, record=excluded.record", (rid, created, json.dumps(stored)))
+        return rid
+
+    def eval_runs(self, limit: int = 20) -> list[dict[str, Any]]:
+        """Stored eval runs, newest first."""
+        rows = self.conn().execute("SELECT record FROM eval_runs ORDER BY created_at DESC, id LIMIT ?",
+                                   (check_limit(limit),))
+        return [json.loads(r[0]) for r in rows]
+
+    def eval_run(self, id: str) -> dict[str, Any] | None:
+        row = self.conn().execute("SELECT record FROM eval_runs WHERE id=?", (id,)).fetchone()
+        return json.loads(row[0]) if row else None
 
 
 def _chunk_row(r: sqlite3.Row) -> dict[str, Any]:
