@@ -129,7 +129,16 @@ def _check_connect(url: str) -> None:
 
 
 def migrate(pool: ConnectionPool) -> int:
-    """Apply missing migrations under an advisory lock (replicas starting together apply each once)."""
+    """Apply missing migrations under an advisory lock (replicas starting together apply each once).
+
+    An up-to-date schema is only read, so replicas whose role may not create tables still start.
+    """
+    latest = MIGRATIONS[-1][0]
+    with pool.connection() as conn:
+        if conn.execute("SELECT to_regclass('citewise_schema')").fetchone()[0] is not None:
+            row = conn.execute("SELECT max(version) FROM citewise_schema").fetchone()
+            if row[0] is not None and row[0] >= latest:
+                return int(row[0])
     with pool.connection() as conn, conn.transaction():
         schema = conn.execute("SELECT current_schema()").fetchone()[0]
         if schema is None:

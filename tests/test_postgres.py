@@ -76,6 +76,7 @@ def _corpus(root: Path, docs_per_file: int = 150, markdown: int = 40) -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_sample_eval_is_identical_on_sqlite_and_postgresql(tmp_path: Path, pg_url: str) -> None:
     questions = load_questions(SETS["sample"].questions)
     sq_home, pg_home = tmp_path / "sqlite", tmp_path / "pg"
