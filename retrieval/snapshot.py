@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import json
 import logging
 import mmap
@@ -47,10 +48,11 @@ from .embeddings import Embedder, get_embedder
 from .filters import Filter, MetadataIndex, validate_filter
 from .hybrid import Hit, SearchParams, hybrid_search
 from .passage import Passage, index_text
-from .vectors import ExactIndex, VectorIndex
+from .vectors import VECTORS_FILE, ExactIndex, VectorIndex
 
 INDEX_LINK = "index"  # symlink to the current index directory
 MANIFEST = "manifest.json"
+TEXT_KEYS = "text_keys.json"  # sha1 of each row's index text: what the next build may reuse vectors by
 FORMAT = 2  # bump when the layout of an index directory changes: older ones are rebuilt
 OLD_SNAPSHOT_SECONDS = 600.0  # a superseded snapshot stays loaded this long for runs that pinned it
 KEEP_PINNED = 4  # superseded snapshots kept beyond this many only while a run used them recently...
@@ -497,7 +499,9 @@ def build_indexes(store: Store, embedder: Embedder | None = None,
     tmp = Path(tempfile.mkdtemp(prefix=f"index.tmp-{os.getpid()}-", dir=home))
     try:
         BM25Index.build(texts).save(tmp / "bm25")
-        vectors = embedder.embed_documents(texts, progress=progress) if texts else np.zeros((0, embedder.dim))
+        keys = [hashlib.sha1(t.encode("utf-8")).hexdigest() for t in texts]
+        vectors = reuse_vectors(home, embedder, texts, keys, progress)
+        (tmp / TEXT_KEYS).write_text(json.dumps(keys))
         ExactIndex(vectors).save(tmp)
         if len(chunk_ids) >= ANN_MIN_ROWS:  # exact search stops meeting latency targets around here
             IVFIndex.build(vectors).save(tmp)
@@ -528,6 +532,41 @@ def build_indexes(store: Store, embedder: Embedder | None = None,
         raise
     swap_in(home, final)
     return manifest
+
+
+def reuse_vectors(home: Path, embedder: Embedder, texts: list[str], keys: list[str],
+                  progress: Callable[[int], None] | None = None) -> np.ndarray:
+    """Vectors for `texts`, taken from the home's current snapshot where the text is unchanged.
+
+    What makes a refresh incremental: a row whose text the previous build already embedded (same
+    model) is copied, so only new or changed text goes through windowing and the embedding cache.
+    """
+    if not texts:
+        return np.zeros((0, embedder.dim), dtype=np.float32)
+    previous: dict[str, int] = {}
+    old: np.ndarray | None = None
+    manifest = read_manifest(home)
+    directory = (Path(home) / INDEX_LINK).resolve()
+    if manifest and manifest.get("embedding_model") == embedder.model_id and (directory / TEXT_KEYS).is_file():
+        try:
+            old_keys = json.loads((directory / TEXT_KEYS).read_text())
+            old = np.load(directory / VECTORS_FILE, mmap_mode="r")
+            if len(old_keys) == len(old):
+                previous = {k: i for i, k in enumerate(old_keys)}
+        except (OSError, ValueError):
+            previous, old = {}, None
+    if old is None or not previous:
+        return embedder.embed_documents(texts, progress=progress)
+    todo = [i for i, k in enumerate(keys) if k not in previous]
+    vectors = np.empty((len(texts), old.shape[1]), dtype=np.float32)
+    reused = [i for i, k in enumerate(keys) if k in previous]
+    if reused:
+        vectors[reused] = old[[previous[keys[i]] for i in reused]]
+        if progress is not None:
+            progress(len(reused))
+    if todo:
+        vectors[todo] = embedder.embed_documents([texts[i] for i in todo], progress=progress)
+    return vectors
 
 
 def _shared_id(store: Store) -> str:
