@@ -110,11 +110,14 @@ def pool_for(url: str) -> ConnectionPool:
 
 @atexit.register
 def close_pools() -> None:
-    """Close every pool of this process (at exit, and in tests that drop their database)."""
+    """Close every pool and listener of this process (at exit, and in tests that drop their schema)."""
     with _POOLS_LOCK:
-        pools = list(_POOLS.values())
+        pools, watchers = list(_POOLS.values()), list(_WATCHERS.values())
         _POOLS.clear()
         _IDS.clear()
+        _WATCHERS.clear()
+    for watcher in watchers:
+        watcher.stop()
     for pool in pools:
         pool.close(timeout=2)
 
@@ -456,6 +459,11 @@ class _Watcher(threading.Thread):
         self._callbacks: list[Callable[[int], None]] = []
         self._lock = threading.Lock()
         self._seen = -1
+        self._stopped = threading.Event()
+
+    def stop(self) -> None:
+        """Ends the thread (and its connection) within one poll interval."""
+        self._stopped.set()
 
     def add(self, callback: Callable[[int], None]) -> None:
         with self._lock:
@@ -475,12 +483,12 @@ class _Watcher(threading.Thread):
 
     def run(self) -> None:
         backoff = 0.5
-        while True:
+        while not self._stopped.is_set():
             try:
                 with psycopg.connect(self.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT) as conn:
                     conn.execute(f"LISTEN {CHANNEL}")
                     backoff = 0.5
-                    while True:  # a poll first: changes made while (re)connecting sent no notification to us
+                    while not self._stopped.is_set():  # a poll first: changes made while (re)connecting
                         row = conn.execute("SELECT value FROM meta WHERE key='generation'").fetchone()
                         self._dispatch(int(row[0]) if row else 0)
                         for note in conn.notifies(timeout=POLL_SECONDS):
@@ -488,7 +496,9 @@ class _Watcher(threading.Thread):
                             if store_id == self.store_id and generation.isdigit():
                                 self._dispatch(int(generation))
             except Exception as exc:  # the server restarted or the network dropped: reconnect
+                if self._stopped.is_set():
+                    return
                 log.warning("citewise: generation listener lost %s (%s); reconnecting", redact(self.url), exc)
-                time.sleep(backoff)
+                self._stopped.wait(backoff)
                 backoff = min(backoff * 2, 30.0)
 

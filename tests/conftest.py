@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -31,24 +32,32 @@ def kb_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def pg_url(request: pytest.FixtureRequest) -> str:
+def pg_url(request: pytest.FixtureRequest) -> Iterator[str]:
     """A URL whose search_path is a fresh schema of the test database (a clean knowledge base per test).
 
     Skipped only outside CI when no server was given; in CI (CITEWISE_TEST_REQUIRE_POSTGRES) it fails.
+    The test's pools and listeners are closed after it, so connections do not pile up on the server.
     """
     from tests.pg import fresh_schema_url
 
-    return fresh_schema_url(request.node.name)
+    yield fresh_schema_url(request.node.name)
+    from citewise.store.postgres import close_pools
+
+    close_pools()
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
-def database_url(request: pytest.FixtureRequest) -> str:
+def database_url(request: pytest.FixtureRequest) -> Iterator[str]:
     """Runs a test on both stores: "" is SQLite in the home, else a fresh PostgreSQL schema."""
     if request.param == "sqlite":
-        return ""
+        yield ""
+        return
     from tests.pg import fresh_schema_url
 
-    return fresh_schema_url(request.node.name)
+    yield fresh_schema_url(request.node.name)
+    from citewise.store.postgres import close_pools
+
+    close_pools()
 
 
 @pytest.fixture
