@@ -338,8 +338,9 @@ class _Follower:
 
     def poke(self, generation: int) -> None:
         with self._changed:
-            self.wanted = max(self.wanted, generation)
-            self._last_poke = time.monotonic()
+            if generation > self.wanted:  # only news restarts the quiet spell (questions re-poke while stale)
+                self.wanted = generation
+                self._last_poke = time.monotonic()
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="citewise-snapshot-refresh", daemon=True)
                 self._thread.start()
@@ -397,15 +398,18 @@ class _Follower:
             with _CACHE_LOCK:
                 _CURRENT.pop(self.key, None)
             return
+        built = False
         if not is_current(home, generation, sid):
             with build_lock(home):
                 if not is_current(home, store.generation(), sid):
                     build_indexes(store, embedder, vector_store=vector_store, sync_remote=False)
+                    built = True
         manifest = read_manifest(home)
-        if manifest is None or manifest.get("generation") == self._loaded_generation():
-            return
-        with _LOCKS.setdefault(self.key, threading.Lock()):
-            _install(self.key, KnowledgeBase.open(home, store, embedder, vector_store))
+        if manifest is not None and int(manifest.get("generation", -1)) > self._loaded_generation():
+            with _LOCKS.setdefault(self.key, threading.Lock()):
+                _install(self.key, KnowledgeBase.open(home, store, embedder, vector_store))
+        elif not built:
+            return  # nothing to do: a question (or another process) got there first
         self.refreshes += 1
         self.last_seconds = round(time.perf_counter() - started, 3)
 

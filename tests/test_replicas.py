@@ -7,11 +7,12 @@ re-ingest all succeed, each answered from one KB generation.
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -66,12 +67,29 @@ def _until(url: str, question: str, ok: Callable[[dict[str, Any]], bool], limit:
     raise AssertionError(f"{url} did not see the change within {limit}s")
 
 
+@contextlib.contextmanager
+def _servers(*specs: tuple[Path, Path, dict[str, str]]) -> Iterator[list[str]]:
+    """Several `langgraph dev` servers, started in parallel (each takes a while to load)."""
+    managers = [langgraph_dev(*spec) for spec in specs]
+    with ThreadPoolExecutor(max_workers=len(managers)) as pool:
+        started = [pool.submit(m.__enter__) for m in managers]
+        errors = [f.exception() for f in started]
+    try:
+        if any(errors):
+            raise next(e for e in errors if e)
+        yield [f.result() for f in started]
+    finally:
+        for manager, future in zip(managers, started):
+            if future.exception() is None:
+                manager.__exit__(None, None, None)
+
+
 def test_two_servers_follow_one_database(tmp_path: Path, pg_url: str, kb_copy: Path,
                                         record_property: Callable[[str, object], None]) -> None:
     home_a, home_b = tmp_path / "a", tmp_path / "b"
     ingest([kb_copy], home_a, context=Context(database_url=pg_url), progress=False)
     db = {"CITEWISE_DATABASE_URL": pg_url}
-    with langgraph_dev(home_a, tmp_path / "a.log", db) as url_a, langgraph_dev(home_b, tmp_path / "b.log", db) as url_b:
+    with _servers((home_a, tmp_path / "a.log", db), (home_b, tmp_path / "b.log", db)) as (url_a, url_b):
         assert not _cited(_ask(url_b, ZEPHYR_Q), "zephyr-widget-fee")
 
         # 1. An article ingested through replica A's home is answered by replica B within 5 s of its commit.
