@@ -104,21 +104,26 @@ def timed_ingest(source: Path, home: Path, url: str) -> dict[str, Any]:
             "transactions": len(ms)}
 
 
-def query_latency(home: Path, url: str, questions: list[str]) -> dict[str, Any]:
+def query_latency(homes: dict[str, tuple[Path, str]], questions: list[str]) -> dict[str, dict[str, Any]]:
+    """Per store, `engine.answer` latency over the same questions, the stores interleaved question by
+    question (so a busy moment of the machine costs both alike)."""
     from ..engine import answer
     from ..retrieval.embeddings import get_embedder
 
-    ctx = Context(home=str(home), database_url=url)
+    contexts = {kind: Context(home=str(home), database_url=url) for kind, (home, url) in homes.items()}
     embedder = get_embedder()
     for q in questions:  # query vectors are cached per process: warm them, so neither store pays for them
         embedder.embed_query(q)
-    answer(questions[0], ctx=ctx)  # load the snapshot once
-    ms = []
+    for ctx in contexts.values():
+        answer(questions[0], ctx=ctx)  # load each snapshot once
+    ms: dict[str, list[float]] = {kind: [] for kind in contexts}
     for q in questions:
-        started = time.perf_counter()
-        answer(q, ctx=ctx)
-        ms.append((time.perf_counter() - started) * 1000)
-    return {"queries": len(ms), "query_ms_p50": _pct(ms, 0.5), "query_ms_p95": _pct(ms, 0.95)}
+        for kind, ctx in contexts.items():
+            started = time.perf_counter()
+            answer(q, ctx=ctx)
+            ms[kind].append((time.perf_counter() - started) * 1000)
+    return {kind: {"queries": len(v), "query_ms_p50": _pct(v, 0.5), "query_ms_p95": _pct(v, 0.95)}
+            for kind, v in ms.items()}
 
 
 def generation_check_ms(home: Path, url: str, n: int = 200) -> float:
@@ -185,19 +190,17 @@ def bench(database_url: str, scifact: Path | None, n_queries: int) -> dict[str, 
         tmp = Path(tmp_dir)
         for name, source, questions in datasets:
             ingest([source], tmp / f"warm-{name}", progress=False)  # warms the window-vector cache
-            for kind in ("sqlite", "postgresql"):
-                url = fresh_schema(database_url) if kind == "postgresql" else ""
-                home = tmp / f"{name}-{kind}"
-                try:
-                    row = {"dataset": name, "store": kind, **timed_ingest(source, home, url),
-                           **query_latency(home, url, questions),
-                           "generation_check_ms_p50": generation_check_ms(home, url)}
-                    if kind == "postgresql":
-                        row.update(replica_refresh(url, tmp, questions[0]))
-                    rows.append(row)
-                finally:
-                    if url:
-                        drop_schema(url)
+            url = fresh_schema(database_url)
+            homes = {"sqlite": (tmp / f"{name}-sqlite", ""), "postgresql": (tmp / f"{name}-postgresql", url)}
+            try:
+                found = {kind: {"dataset": name, "store": kind, **timed_ingest(source, home, db)}
+                         for kind, (home, db) in homes.items()}
+                for kind, latency in query_latency(homes, questions).items():
+                    found[kind].update(latency, generation_check_ms_p50=generation_check_ms(*homes[kind]))
+                found["postgresql"].update(replica_refresh(url, tmp, questions[0]))
+                rows.extend(found.values())
+            finally:
+                drop_schema(url)
     return {"machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
             "date": time.strftime("%Y-%m-%d"), "load_average": [round(x, 1) for x in os.getloadavg()], "rows": rows}
 
