@@ -60,6 +60,7 @@ PIN_GRACE_SECONDS = 60.0  # ...within this many seconds (longer than any run)
 MAX_PINNED = 16  # and never more than this many (memory)
 REFRESH_QUIET_SECONDS = 0.25  # a replica waits for this much quiet after a change before rebuilding...
 REFRESH_MAX_WAIT_SECONDS = 1.0  # ...but no longer than this after the first change it heard of
+DB_RETRY_SECONDS = 5.0  # a replica whose database is unreachable checks again after this long
 
 log = logging.getLogger("citewise.snapshot")
 
@@ -335,6 +336,7 @@ class _Follower:
         self._changed = threading.Condition()
         self._thread: threading.Thread | None = None
         self._last_poke = 0.0
+        self._down_until = 0.0  # while the database is unreachable, questions skip the generation check
 
     def poke(self, generation: int) -> None:
         with self._changed:
@@ -348,9 +350,12 @@ class _Follower:
 
     def serve(self, current: KnowledgeBase) -> KnowledgeBase | None:
         """The snapshot to answer from without waiting, or None when loading one is quick (or needed)."""
+        if time.monotonic() < self._down_until:
+            return current
         try:
             latest = current.store.generation()
         except StoreError as exc:  # the database is unreachable: keep answering from what we have
+            self._down_until = time.monotonic() + DB_RETRY_SECONDS  # and do not make every question wait on it
             log.warning("citewise: %s; answering from KB generation %d", exc, current.generation)
             return current
         if latest == current.generation:

@@ -45,6 +45,7 @@ log = logging.getLogger("citewise.store")
 CHANNEL = "citewise_generation"
 POOL_MAX = 10  # a server's worker threads share these; index builds hold one for their read
 CONNECT_TIMEOUT = 10  # seconds, for the first connection (a clear error beats a hanging start)
+WAIT_TIMEOUT = 5.0  # seconds a call waits for a pooled connection (the server down must not hang questions)
 POLL_SECONDS = 5.0  # the listener's safety-net poll (notifications normally arrive within milliseconds)
 
 # (version, name, SQL). Each runs once, in order, with its row in `citewise_schema`, in one transaction.
@@ -93,7 +94,7 @@ def pool_for(url: str) -> ConnectionPool:
         if pool is None:
             _check_connect(url)
             pool = ConnectionPool(url, min_size=1, max_size=POOL_MAX, kwargs={"autocommit": True},
-                                  open=False, name="citewise")
+                                  timeout=WAIT_TIMEOUT, open=False, name="citewise")
             try:
                 pool.open(wait=True, timeout=CONNECT_TIMEOUT)
             except PoolTimeout:

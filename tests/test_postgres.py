@@ -236,3 +236,23 @@ def test_replica_homes_are_caches_only(tmp_path: Path, pg_url: str) -> None:
     shutil.rmtree(tmp_path / "a")
     kb = open_kb(tmp_path / "a", database_url=pg_url)  # rebuilt from the database
     assert kb.generation == generation and len(kb.chunk_ids) > 200
+
+
+def test_a_replica_keeps_answering_when_the_database_is_unreachable(tmp_path: Path, pg_url: str,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    from citewise.engine import answer
+    from citewise.errors import StoreError
+    from citewise.retrieval.snapshot import open_kb
+
+    ingest([SAMPLE_KB], tmp_path / "a", context=Context(database_url=pg_url), progress=False)
+    kb = open_kb(tmp_path / "a", database_url=pg_url)
+    calls: list[int] = []
+
+    def down() -> int:
+        calls.append(1)
+        raise StoreError("database postgresql://...: connection refused")
+
+    monkeypatch.setattr(kb.store, "generation", down)
+    out = answer("How do I roll over my 401(k)?", ctx=Context(home=str(tmp_path / "a"), database_url=pg_url))
+    assert out["citations"] and out["metadata"]["kb_generation"] == kb.generation
+    assert open_kb(tmp_path / "a", database_url=pg_url) is kb and calls == [1]  # no second wait within 5 s
