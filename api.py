@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .config import Context
+from .engine.privacy import mask_values, masked
 from .errors import InputError
 
 THREADS_DB = "threads.sqlite"
@@ -33,8 +34,11 @@ def _context(home: str | Path | None, overrides: dict[str, Any]) -> Context:
 
 def _payload(question: str, filters: dict[str, Any] | None, collected_data: dict[str, Any] | None,
              max_tokens: int | None, mode: str | None) -> dict[str, Any]:
-    payload: dict[str, Any] = {"question": question, "filters": filters or {}, "collected_data": collected_data or {},
-                               "max_tokens": max_tokens}
+    # Masked before the graph sees it: a checkpointed run persists its input as given.
+    payload: dict[str, Any] = {"question": masked(question) if isinstance(question, str) else question,
+                               "filters": filters or {}, "max_tokens": max_tokens,
+                               "collected_data": mask_values(collected_data) if isinstance(collected_data, dict)
+                               else collected_data or {}}
     if mode is not None:
         payload["mode"] = mode
     return payload
@@ -106,7 +110,9 @@ def ask(question: str, *, home: str | Path | None = None, filters: dict[str, Any
     thread_id = thread_id or uuid.uuid4().hex
     graph = threaded_graph(ctx.home_path)
     save_settings(ctx.home_path, thread_id, {k: v for k, v in context.items() if v is not None})
-    out = graph.invoke(payload, config=_config(thread_id), context=ctx)
+    # durability="exit": only the state the run ends (or pauses) with is stored — after intake masked the
+    # question and the required-data step withheld sensitive values — never the raw input of its first step.
+    out = graph.invoke(payload, config=_config(thread_id), context=ctx, durability="exit")
     return _result(graph, out, thread_id)
 
 
@@ -145,7 +151,8 @@ def resume(thread_id: str, values: dict[str, Any], *, home: str | Path | None = 
     save_settings(home_path, thread_id, settings)
     ctx = _context(home_path, settings)
     graph = threaded_graph(home_path)
-    out = graph.invoke(Command(resume=dict(values)), config=_config(thread_id), context=ctx)
+    out = graph.invoke(Command(resume=mask_values(values)), config=_config(thread_id), context=ctx,
+                       durability="exit")
     return _result(graph, out, thread_id)
 
 

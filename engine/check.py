@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..config import Context
+from ..kb.text import display_text
 from ..llm.chat import ModelClock
 from ..retrieval.snapshot import KnowledgeBase
 from .grade import grade
@@ -30,7 +31,7 @@ def check(kb: KnowledgeBase, ctx: Context, resolution: Resolution | None, releva
     article_id = resolution.article_id if resolution else None
     rules = context_rules(kb, pack.chunks)
     checked = verify(draft.sections, pack.chunks, rules, support_threshold=ctx.support_threshold,
-                     article_id=article_id)
+                     article_id=article_id, governing=resolution.governing if resolution else None)
     notes: dict[str, Any] = {}
     if ctx.llm_model and ctx.llm_grader:
         claims = [strip_citations(getattr(checked.sections[si], kind)[ii])
@@ -48,9 +49,24 @@ def check(kb: KnowledgeBase, ctx: Context, resolution: Resolution | None, releva
         kb.docs[c.doc_id].structured for c in pack.chunks if c.doc_id in kb.docs)
     conf, parts = confidence(relevance, resolution.confidence if resolution else 0.0, checked.support, critical,
                              blocking, structured)
+    note = " ".join(n for n in (depends_note(kb, resolution), conflict_note(kb, resolution)) if n) if resolution else ""
     return Verdict(sections=checked.sections, citations=build_citations(checked.cited, pack.chunks, kb),
                    violations=violations, passed=blocking == 0, confidence=conf, parts=parts,
-                   dropped=checked.dropped, note=depends_note(kb, resolution) if resolution else "", notes=notes)
+                   dropped=checked.dropped, note=note, notes=notes,
+                   needs_review=bool(resolution and resolution.conflicts))
+
+
+def display_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
+    """A document's metadata as shown with a citation: bounded, one-line, instruction-like text neutralised."""
+    out: dict[str, Any] = {}
+    for key, value in list(metadata.items())[:30]:
+        if isinstance(value, str):
+            out[key] = masked(display_text(value, 200))
+        elif isinstance(value, list):
+            out[key] = [masked(display_text(str(v), 80)) for v in value[:20]]
+        else:
+            out[key] = value
+    return out
 
 
 def build_citations(labels: list[str], chunks: list[ContextChunk], kb: KnowledgeBase) -> list[Citation]:
@@ -61,12 +77,21 @@ def build_citations(labels: list[str], chunks: list[ContextChunk], kb: Knowledge
         if c is None:
             continue
         doc = kb.docs.get(c.doc_id)
-        out.append(Citation(id=label, chunk_id=c.chunk_id, doc_id=c.doc_id, title=c.title, chunk_type=c.chunk_type,
-                            tier=c.tier, score=round(float(c.score), 6),
-                            snippet=masked(" ".join(c.text.split())[:SNIPPET_CHARS]),
-                            metadata=dict(doc.metadata) if doc else {}))
+        out.append(Citation(id=label, chunk_id=c.chunk_id, doc_id=c.doc_id, title=display_text(c.title),
+                            chunk_type=c.chunk_type, tier=c.tier, score=round(float(c.score), 6),
+                            snippet=masked(display_text(c.text, SNIPPET_CHARS)),
+                            metadata=display_metadata(doc.metadata) if doc else {}))
     out.sort(key=lambda c: int(c.id[1:]))
     return out
+
+
+def conflict_note(kb: KnowledgeBase, resolution: Resolution) -> str:
+    if not resolution.conflicts or resolution.article_id is None:
+        return ""
+    titles = [display_text(kb.docs[a].title, 120) if a in kb.docs else a
+              for a in (resolution.article_id, *resolution.conflicts)]
+    return (f"Note: {len(titles)} articles in this knowledge base cover exactly this inquiry and may disagree "
+            f"({'; '.join(titles)}); a reviewer should confirm which one applies.")
 
 
 def depends_note(kb: KnowledgeBase, resolution: Resolution) -> str:

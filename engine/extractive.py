@@ -16,9 +16,9 @@ from collections import Counter
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from ..kb.text import contains_phrase, split_items, term_set, terms
+from ..kb.text import NEUTRALIZED, contains_phrase, display_text, split_items, term_set, terms
 from .records import ContextChunk, Draft, Section
-from .verify import ANSWER_SOURCES, always_warning, cite, strip_citations
+from .verify import ANSWER_SOURCES, always_warning, cite, never_say_for, strip_citations
 
 if TYPE_CHECKING:
     from .generate import AnswerRequest
@@ -60,14 +60,18 @@ class ExtractiveGenerator:
         for phrase in request.expansions:
             for t in terms(phrase):
                 weights.setdefault(t, 0.5 * max(request.idf(t), 0.1))
-        never_say = [p for r in request.rules.values() for p in r.get("never_say", [])]
         avoid = {a.strip().lower() for a in request.feedback.avoid}
+        binding = {c.doc_id: never_say_for({c.doc_id}, request.governing, request.rules) for c in chunks}
 
-        def allowed(text: str) -> bool:
-            return text.strip().lower() not in avoid and not any(contains_phrase(text, p) for p in never_say)
+        def allowed(text: str, doc_id: str | None = None) -> bool:
+            """Not a claim dropped before, and free of the phrases that bind it (its article's and the
+            governing article's `Never say:`; another article's rules do not reach it)."""
+            phrases = binding.get(doc_id, []) if doc_id else never_say_for(set(), request.governing, request.rules)
+            return (NEUTRALIZED not in text and text.strip().lower() not in avoid
+                    and not any(contains_phrase(text, p) for p in phrases))
 
         units = [(order, score_text, output, c) for order, c in enumerate(chunks) if c.chunk_type in ANSWER_TYPES
-                 for score_text, output in _units(c) if 4 <= len(output.split()) <= 90 and allowed(output)]
+                 for score_text, output in _units(c) if 4 <= len(output.split()) <= 90 and allowed(output, c.doc_id)]
         unit_terms = [term_set(st) for _, st, _, _ in units]
         # A question term found in every candidate sentence (a facet every chunk shares) tells them apart
         # no better than a stopword: weight = global IDF x discrimination within this context.
@@ -88,9 +92,8 @@ class ExtractiveGenerator:
             scored.append((0.45 * lexical + 0.45 * dense + prior, order, output, c))
         scored.sort(key=lambda x: (-x[0], x[1]))
 
-        docs_in_play = list(dict.fromkeys([*([request.article_id] if request.article_id else []),
-                                           *(c.doc_id for _, _, _, c in scored[:MAX_COMPONENTS])]))
-        always = self._always(chunks, request, docs_in_play, allowed)
+        # Only the answer's article's Always-rules shape the warnings (a rule binds its own article).
+        always = self._always(chunks, request, [request.article_id] if request.article_id else [], allowed)
         components: list[tuple[str, ContextChunk]] = []
         for _, _, text, c in scored:
             if any(_similar(text, w) for w in always):
@@ -103,7 +106,8 @@ class ExtractiveGenerator:
         if not components:  # nothing overlaps lexically: fall back to the lead of the best answer chunk
             lead = next((c for c in chunks if c.chunk_type in ANSWER_TYPES), None)
             if lead is not None:
-                first = next((out for _, out in _units(lead) if allowed(out) and len(out.split()) >= 4), None)
+                first = next((out for _, out in _units(lead)
+                              if allowed(out, lead.doc_id) and len(out.split()) >= 4), None)
                 if first:
                     components.append((first, lead))
 
@@ -113,7 +117,7 @@ class ExtractiveGenerator:
         warnings = self._warnings(chunks, docs_used, weights, allowed, always, [t for t, _ in components])
 
         sections: list[Section] = []
-        titles = {c.doc_id: c.title for c in chunks}
+        titles = {c.doc_id: display_text(c.title, 120) for c in chunks}
         for doc_id in docs_used:
             section = Section(topic=titles.get(doc_id, doc_id),
                               answer_components=[cite(t, [c.label]) for t, c in components if c.doc_id == doc_id],
@@ -125,7 +129,7 @@ class ExtractiveGenerator:
 
     @staticmethod
     def _steps(chunks: list[ContextChunk], article_id: str | None, docs_used: list[str],
-               allowed: Callable[[str], bool]) -> list[str]:
+               allowed: Callable[[str, str | None], bool]) -> list[str]:
         candidates = [c for c in chunks if c.chunk_type == "steps" and c.doc_id in docs_used]
         candidates.sort(key=lambda c: (c.doc_id != article_id, docs_used.index(c.doc_id)))
         if not candidates:
@@ -134,27 +138,27 @@ class ExtractiveGenerator:
         steps: list[str] = []
         for c in (c for c in candidates if c.doc_id == doc):
             for item in split_items(c.text):
-                if allowed(item) and item not in steps and len(steps) < MAX_STEPS:
+                if allowed(item, c.doc_id) and item not in steps and len(steps) < MAX_STEPS:
                     steps.append(cite(item, [c.label]))
         return steps
 
     @staticmethod
     def _always(chunks: list[ContextChunk], request: AnswerRequest, docs: list[str],
-                allowed: Callable[[str], bool]) -> list[str]:
-        """Each Always-rule as the context sentence that states it (or the rule itself), cited."""
+                allowed: Callable[[str, str | None], bool]) -> list[str]:
+        """Each Always-rule as the context sentence that states it (or the rule's statement), cited."""
         out: list[str] = []
         for doc_id in docs:
             own = [c for c in chunks if c.doc_id == doc_id]
             for rule in (request.rules.get(doc_id) or {}).get("always", []):
                 item = always_warning(rule, own)
-                if (item is not None and allowed(strip_citations(item)) and len(out) < MAX_WARNINGS
+                if (item is not None and allowed(strip_citations(item), doc_id) and len(out) < MAX_WARNINGS
                         and not any(_similar(item, o) for o in out)):
                     out.append(item)
         return out
 
     @staticmethod
     def _warnings(chunks: list[ContextChunk], docs_used: list[str], weights: dict[str, float],
-                  allowed: Callable[[str], bool],
+                  allowed: Callable[[str, str | None], bool],
                   always: list[str], taken: list[str]) -> list[str]:
         """Always-rules first, then the most relevant warning-like sentences of the main article."""
         warnings = list(always)
@@ -163,7 +167,7 @@ class ExtractiveGenerator:
             if c.doc_id not in docs_used[:1] or c.chunk_type not in ANSWER_TYPES:
                 continue
             for _, text in _units(c):
-                if _WARNING_CUES.search(text) and allowed(text) and 4 <= len(text.split()) <= 60:
+                if _WARNING_CUES.search(text) and allowed(text, c.doc_id) and 4 <= len(text.split()) <= 60:
                     overlap = sum(w for t, w in weights.items() if t in term_set(text))
                     if overlap > 0:
                         cue_hits.append((overlap, cite(text, [c.label])))

@@ -18,10 +18,12 @@ from ..retrieval.filters import validate_filter
 from ..retrieval.snapshot import KnowledgeBase
 from .assemble import minimum_context_tokens
 from .facets import facet_filter
+from .privacy import mask_values, masked
 from .records import Inquiry
 
 MIN_QUESTION, MAX_QUESTION = 3, 1000
 MAX_MAX_TOKENS = 16000
+MAX_COLLECTED, MAX_VALUE = 100, 1000
 MODES = ("answer", "required_data")
 DEFAULT_MAX_TOKENS = 1500
 
@@ -72,11 +74,15 @@ def validate(raw: Mapping[str, Any], ctx: Context) -> Inquiry:
     collected = raw.get("collected_data") or {}
     if not isinstance(collected, dict):
         raise InputError("collected_data must be an object of field -> value")
+    if len(collected) > MAX_COLLECTED:
+        raise InputError(f"collected_data has more than {MAX_COLLECTED} fields")
     for key, value in collected.items():
-        if not isinstance(key, str) or not key.strip():
-            raise InputError("collected_data keys must be non-empty strings")
+        if not isinstance(key, str) or not key.strip() or len(key) > 100:
+            raise InputError("collected_data keys must be non-empty strings of at most 100 characters")
         if value is not None and not isinstance(value, str | int | float | bool):
-            raise InputError(f"collected_data[{key!r}] must be a string, number or boolean")
+            raise InputError(f"collected_data[{key[:40]!r}] must be a string, number or boolean")
+        if isinstance(value, str) and len(value) > MAX_VALUE:
+            raise InputError(f"collected_data[{key[:40]!r}] is longer than {MAX_VALUE} characters")
     max_tokens = raw.get("max_tokens")
     if max_tokens is None:
         max_tokens = DEFAULT_MAX_TOKENS
@@ -89,7 +95,10 @@ def validate(raw: Mapping[str, Any], ctx: Context) -> Inquiry:
     mode = raw.get("mode")
     if mode is not None and mode not in MODES:
         raise InputError(f"mode must be one of {', '.join(MODES)} (got {mode!r})")
-    return Inquiry(question=question, filters=filters, collected_data=dict(collected), max_tokens=max_tokens,
+    # Personal data never travels further than this: the question and collected values are masked
+    # before they reach state, checkpoints, logs, a model or an answer.
+    question = masked(question)
+    return Inquiry(question=question, filters=filters, collected_data=mask_values(collected), max_tokens=max_tokens,
                    mode=mode or detect_mode(question))
 
 

@@ -11,7 +11,7 @@ import re
 from typing import Any
 
 from ..config import Context
-from ..kb.text import STOPWORDS, stem, term_set, words
+from ..kb.text import STOPWORDS, display_text, stem, term_set, words
 from ..retrieval.snapshot import KnowledgeBase
 from .privacy import mask_pii, masked
 from .records import ContextPack, Draft, Dropped, Inquiry, Relevance, Resolution, Retrieval, Section, Verdict, dump
@@ -44,7 +44,7 @@ def resolution_output(resolution: Resolution) -> dict[str, Any]:
     if not resolution.covered or resolution.article_id is None:
         return {"article_reference": None, "required_fields": dict(EMPTY_FIELDS), "missing_fields": [],
                 "invalid_fields": {}}
-    return {"article_reference": {"article_id": resolution.article_id, "title": resolution.title,
+    return {"article_reference": {"article_id": resolution.article_id, "title": display_text(resolution.title),
                                   "confidence": resolution.confidence, "alternatives": resolution.alternatives},
             "required_fields": output_fields(resolution), "missing_fields": list(resolution.missing),
             "invalid_fields": dict(resolution.invalid)}
@@ -64,7 +64,7 @@ def answered(verdict: Verdict, missing: list[str]) -> dict[str, Any]:
             "citations": dump(verdict.citations),
             "guardrails": {"passed": verdict.passed, "violations": dump(verdict.violations)},
             "confidence": verdict.confidence, "decision": "needs_data" if missing else "can_proceed",
-            "review": review(verdict.dropped)}
+            "needs_review": verdict.needs_review, "review": review(verdict.dropped)}
 
 
 def review(dropped: list[Dropped]) -> dict[str, Any]:
@@ -84,14 +84,15 @@ def subject_words(question: str) -> list[str]:
 def abstained(kb: KnowledgeBase, inquiry: Inquiry, relevance: Relevance, reason: str = "") -> dict[str, Any]:
     """The knowledge base does not cover the question: say so, and what would help, instead of guessing."""
     subject = " ".join(subject_words(inquiry.question)[:8]) or "this subject"
-    topics = [t.replace("_", " ") for t in kb.facets.get("topic", [])]
+    # Topic values are KB metadata: only plain short names are listed back to the user.
+    topics = [t.replace("_", " ") for t in kb.facets.get("topic", []) if re.fullmatch(r"[\w .()/&-]{1,40}", t)]
     scope = ""
     if inquiry.filters:
         scope = f" (I searched only documents matching the filter {json.dumps(inquiry.filters, sort_keys=True)}.)"
     why = f" {masked(reason).rstrip('.')}." if reason else ""
     covered = f" This knowledge base covers: {', '.join(topics[:12])}." if topics else ""
     text = f"{NO_INFORMATION}{scope}{why} To answer it, ingest articles that cover: {subject}.{covered}"
-    return {"decision": "out_of_scope", "confidence": relevance.score,
+    return {"decision": "out_of_scope", "confidence": relevance.score, "review": {"dropped": []},
             "response": {"text": text, "sections": []}, "citations": [], "article_reference": None,
             "required_fields": dict(EMPTY_FIELDS), "missing_fields": [], "needs_review": False,
             "metadata": {"abstain_reason": reason or "retrieval found nothing relevant", "suggested_content": subject}}
@@ -142,7 +143,8 @@ def resolution_metadata(resolution: Resolution, interrupts: int = 0) -> dict[str
     return {"required_data": {"relevance": dump(resolution.relevance), "filters": resolution.filters,
                               "facets_relaxed": resolution.relaxed,
                               "candidates": [(a.article_id, round(a.score, 5)) for a in resolution.candidates[:5]],
-                              "tied": resolution.tied, "interrupts": interrupts, **resolution.notes}}
+                              "tied": resolution.tied, "conflicts": resolution.conflicts, "interrupts": interrupts,
+                              **resolution.notes}}
 
 
 def retrieval_metadata(retrieval: Retrieval, ctx: Context) -> dict[str, Any]:

@@ -99,6 +99,7 @@ class Resolution:
     title: str = ""
     confidence: float = 0.0
     tied: list[str] = field(default_factory=list)  # parallel articles still in play, best first
+    conflicts: list[str] = field(default_factory=list)  # other articles claiming the very same facets
     choices: dict[str, list[str]] = field(default_factory=dict)  # facet -> values that would decide
     fields: list[FieldSpec] = field(default_factory=list)
     by_article: dict[str, list[FieldSpec]] = field(default_factory=dict)  # each tied article's own fields
@@ -110,6 +111,12 @@ class Resolution:
     @property
     def alternatives(self) -> list[str]:
         return self.tied[1:]
+
+    @property
+    def governing(self) -> str | None:
+        """The article whose rules bind the whole answer: none while another article claims the same
+        facets (the KB contradicts itself there, and a reviewer must say which one holds)."""
+        return None if self.conflicts else self.article_id
 
 
 @dataclass
@@ -219,6 +226,7 @@ class Verdict:
     dropped: list[Dropped] = field(default_factory=list)
     note: str = ""  # e.g. which parallel article the answer follows
     notes: dict[str, Any] = field(default_factory=dict)
+    needs_review: bool = False  # e.g. two articles claim to govern the inquiry
 
     def feedback(self) -> Feedback:
         return Feedback([v for v in self.violations if v.action != "masked"], [d.claim for d in self.dropped])

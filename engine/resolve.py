@@ -15,9 +15,11 @@ from typing import Any
 from ..config import Context
 from ..kb.articles import FACETS
 from ..kb.fields import normalize_key, validate_value
+from ..kb.text import display_text
 from ..llm.chat import ModelClock
 from ..retrieval.snapshot import KnowledgeBase
 from .facets import combine_filters, filter_keys
+from .privacy import SENSITIVE_PLACEHOLDER, masked
 from .records import ArticleCandidate, FieldSpec, Inquiry, Resolution
 from .search import search
 
@@ -45,10 +47,12 @@ def resolve(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, collected: dict[s
     if not out.covered:
         return out
     pinned = filter_keys(inquiry.filters) | filter_keys(facet_filters)
-    tied, deciding = parallel_articles(ranked, {d: kb.docs[d].metadata for d in structured}, pinned)
+    metadata = {d: kb.docs[d].metadata for d in structured}
+    tied, deciding = parallel_articles(ranked, metadata, pinned)
+    out.conflicts = conflicting_articles(ranked, metadata)
     best = ranked[0]
-    if tied:
-        out.by_article = {a: article_fields(kb, a) for a in tied}
+    if tied or out.conflicts:  # not guessed: the data any of the candidate articles needs
+        out.by_article = {a: article_fields(kb, a) for a in (tied or [best.article_id, *out.conflicts])}
         fields = union_fields(out.by_article)
         choices = {f: sorted({str(kb.docs[a].metadata.get(f)) for a in tied}) for f in deciding}
     else:
@@ -62,6 +66,7 @@ def resolve(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, collected: dict[s
             fields += [replace(f, article_id=best.article_id) for f in extra]
             out.notes["model_fields"] = {"added": [f.key for f in extra], **notes}
     missing, invalid, _ = check_collected(fields, collected, choices)
+    out.collected = withhold_sensitive(fields, collected)
     out.article_id, out.title = best.article_id, best.title
     out.tied, out.choices, out.fields = tied, choices, fields
     out.missing, out.invalid = missing, {**bad_facets, **invalid}
@@ -147,6 +152,21 @@ def parallel_articles(ranked: list[ArticleCandidate], metadata: dict[str, dict[s
     return (tied, deciding) if len(tied) > 1 else ([], [])
 
 
+def conflicting_articles(ranked: list[ArticleCandidate], metadata: dict[str, dict[str, Any]]) -> list[str]:
+    """Articles that claim exactly the best one's facets (same topic, record keeper, plan type) and rank
+    close to it: two articles governing one inquiry may contradict each other, so neither is trusted
+    to bind the answer with its rules, and the answer goes to review."""
+    if len(ranked) < 2:
+        return []
+    best = ranked[0]
+    best_md = metadata.get(best.article_id, {})
+    if not best_md.get("topic"):
+        return []
+    same = [c.article_id for c in ranked[1:] if c.score >= PARALLEL_MARGIN * best.score
+            and all(metadata.get(c.article_id, {}).get(f) == best_md.get(f) for f in FACETS)]
+    return same
+
+
 def article_confidence(ranked: list[ArticleCandidate], relevance: float, tied: bool = False) -> float:
     """On the same scale as answer confidence: retrieval relevance, discounted by ambiguity.
 
@@ -210,6 +230,9 @@ def check_collected(fields: list[FieldSpec], collected: dict[str, Any],
             if f.required:
                 missing.append(f.key)
             continue
+        if f.sensitive and raw == SENSITIVE_PLACEHOLDER:  # validated before, then withheld from state
+            accepted[f.key] = raw
+            continue
         ok, value, reason = validate_value(f.data_type, raw)
         if ok and f.choices:
             value = match_choice(str(value), f.choices)
@@ -218,19 +241,33 @@ def check_collected(fields: list[FieldSpec], collected: dict[str, Any],
         if ok:
             accepted[f.key] = value
         else:
-            invalid[f.key] = "the value given is not valid" if f.sensitive else reason
+            invalid[f.key] = "the value given is not valid" if f.sensitive else masked(reason)
             if f.required:
                 missing.append(f.key)
     return list(dict.fromkeys(missing)), invalid, accepted
+
+
+def withhold_sensitive(fields: list[FieldSpec], collected: dict[str, Any]) -> dict[str, Any]:
+    """Collected data as it may be kept: a valid value of a sensitive field becomes a placeholder, an
+    invalid one is dropped (to be asked again); the caller's keys are kept as given."""
+    sensitive = {normalize_key(f.key): f for f in fields if f.sensitive}
+    out: dict[str, Any] = {}
+    for key, value in collected.items():
+        f = sensitive.get(normalize_key(key))
+        if f is None:
+            out[key] = value
+        elif value == SENSITIVE_PLACEHOLDER or validate_value(f.data_type, value)[0]:
+            out[key] = SENSITIVE_PLACEHOLDER
+    return out
 
 
 def output_fields(resolution: Resolution) -> dict[str, Any]:
     """`required_fields` as callers see it: grouped by participant/plan data (and by article on a tie)."""
 
     def entry(f: FieldSpec) -> dict[str, Any]:
-        out = {"key": f.key, "name": f.name, "data_type": f.data_type, "required": f.required,
-               "description": f.description, "why_needed": f.why_needed, "article_id": f.article_id,
-               "chunk_id": f.chunk_id}
+        out = {"key": f.key, "name": display_text(f.name, 120), "data_type": f.data_type, "required": f.required,
+               "description": display_text(f.description, 300), "why_needed": display_text(f.why_needed, 300),
+               "article_id": f.article_id, "chunk_id": f.chunk_id}
         if f.source:
             out["source"] = f.source
         if f.article_ids:
@@ -253,11 +290,12 @@ def missing_data_request(resolution: Resolution, question: str) -> dict[str, Any
     wanted = [f for f in fields if f.key in resolution.missing]
     items = []
     for f in wanted:
-        item = {"key": f.key, "name": f.name, "data_type": f.data_type, "required": f.required,
-                "description": f.description, "why_needed": f.why_needed, "choices": f.choices,
-                "reason": resolution.invalid.get(f.key, "")}
+        item = {"key": f.key, "name": display_text(f.name, 120), "data_type": f.data_type, "required": f.required,
+                "description": display_text(f.description, 300), "why_needed": display_text(f.why_needed, 300),
+                "choices": [display_text(c, 120) for c in f.choices],
+                "reason": masked(resolution.invalid.get(f.key, ""))}
         items.append({k: v for k, v in item.items() if v not in (None, "", [])})
     return {"kind": "missing_data", "question": question, "article_id": resolution.article_id,
             "candidates": resolution.tied or [resolution.article_id],
-            "message": "Please provide: " + ", ".join(f.name for f in wanted) + ".", "fields": items,
+            "message": "Please provide: " + ", ".join(display_text(f.name, 120) for f in wanted) + ".", "fields": items,
             "resume_with": "Command(resume={field_key: value, ...})"}

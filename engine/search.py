@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..config import Context
+from ..kb.articles import QUARANTINED
 from ..kb.text import terms
 from ..llm.chat import ModelClock
 from ..retrieval.hybrid import SearchParams
@@ -21,6 +22,9 @@ from ..retrieval.snapshot import KnowledgeBase
 from .facets import combine_filters
 from .records import Inquiry, Relevance, Retrieval
 from .score import relevance
+
+# Never relaxed, never overridable: a quarantined document (one that addresses the assistant) is not a source.
+TRUSTED = {QUARANTINED: {"$ne": True}}
 
 
 def synonym_alternatives(kb: KnowledgeBase, question: str) -> dict[str, list[str]]:
@@ -60,11 +64,11 @@ def search(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, *, extra_filter: d
             hits = [hits[i] for i in chosen]
         return hits, Relevance(**relevance(question, hits, alternatives, kb.bm25.idf)), notes
 
-    used = combine_filters(inquiry.filters, facets, extra_filter or {})
+    used = combine_filters(TRUSTED, inquiry.filters, facets, extra_filter or {})
     hits, rel, notes = run(used)
     relaxed = False
     if facets and (not hits or rel.score < ctx.relevance_threshold):
-        loose = combine_filters(inquiry.filters, extra_filter or {})
+        loose = combine_filters(TRUSTED, inquiry.filters, extra_filter or {})
         hits2, rel2, notes2 = run(loose)
         if rel2.score > rel.score:
             hits, rel, used, relaxed, notes = hits2, rel2, loose, True, notes2

@@ -21,7 +21,7 @@ from typing import Any, Literal
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
-from ..config import Context, context_from
+from ..config import Context, ServedContext, context_from
 from ..engine import routes
 from ..engine.records import Draft, Retrieval, load
 from ..nodes import (
@@ -62,9 +62,9 @@ def route_after_guardrails(state: dict[str, Any],
     return END if step == "end" else step
 
 
-def build_graph(*, checkpointer: Any = None, name: str = "kb_agent") -> Any:
+def build_graph(*, checkpointer: Any = None, name: str = "kb_agent", context_schema: type[Context] = Context) -> Any:
     """Compile the agent; pass a checkpointer for threads/interrupts, or none when used as a subgraph."""
-    builder = StateGraph(State, context_schema=Context, input_schema=InputState, output_schema=OutputState)
+    builder = StateGraph(State, context_schema=context_schema, input_schema=InputState, output_schema=OutputState)
     builder.add_node("intake", intake)
     builder.add_node("extract_required_data", extract_required_data)
     builder.add_node("retrieve", retrieve)
@@ -87,6 +87,8 @@ def build_graph(*, checkpointer: Any = None, name: str = "kb_agent") -> Any:
 
 
 graph = build_graph()
+# What `langgraph dev` serves: a run that changes an operator setting (home, URLs, prompts...) is refused.
+served = build_graph(context_schema=ServedContext)
 
 
 def as_tool(name: str = "citewise_kb", **context: Any) -> Any:

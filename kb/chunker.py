@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .articles import Document
+from .articles import QUARANTINED, Document
 from .text import blocks, slug, split_sentences
 from .tokens import count_tokens, truncate_to_tokens
 
@@ -82,6 +82,7 @@ def chunk_document(doc: Document, size: int = 800, overlap: int = 120) -> list[C
                 "chunk_type": section.chunk_type,
                 "tier": section.tier,
                 "section": section.heading,
+                **({QUARANTINED: True} if doc.quarantine else {}),
             }
             chunks.append(Chunk(chunk_id=f"{doc.doc_id}#{ordinal:02d}-{name}", doc_id=doc.doc_id,
                                 ordinal=ordinal, section=section.heading, chunk_type=section.chunk_type,

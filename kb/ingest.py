@@ -23,12 +23,15 @@ from ..errors import ConfigError, IngestError, InputError
 from ..retrieval.embeddings import Embedder, get_embedder
 from ..retrieval.snapshot import build_indexes, build_lock, forget, is_current, recorded_model
 from ..store.sqlite import Store
-from .articles import PARSER_VERSION, Document
+from .articles import PARSER_VERSION, QUARANTINED, Document
 from .chunker import Chunk, chunk_document
 from .fields import parse_required_data
 from .guardrails import Guardrails, parse_guardrails
 from .loaders import SourceFile, discover, read_documents, read_text
 from .synonyms import load_synonyms
+
+# One article cannot flood an answer: more fields or rules than this is not an article, it is a skip.
+MAX_FIELDS, MAX_RULES = 50, 50
 
 
 @dataclass
@@ -142,11 +145,20 @@ def plan_file(source: SourceFile, store: Store, ctx: Context, reparse: bool, sum
             plan.record = False
             continue
         seen.add(item.doc_id)
+        summary.warnings.extend(item.warnings)
+        if item.quarantine:
+            summary.warnings.append(f"{key}: {item.doc_id} is quarantined, {item.quarantine}: it is stored but "
+                                    "never retrieved or cited")
         if existing.get(item.doc_id) == item.content_hash:
             plan.unchanged_documents += 1
             continue
         chunks = chunk_document(item, ctx.chunk_size, ctx.chunk_overlap)
-        fields, rules, warnings = document_rules(item, chunks)
+        try:
+            fields, rules, warnings = document_rules(item, chunks)
+        except IngestError as exc:
+            summary.errors.append(str(exc))
+            plan.record = False
+            continue
         summary.warnings.extend(warnings)
         plan.writes.append(DocumentWrite(item, chunks, fields, rules))
     # A file that failed to parse keeps its old documents: a typo must not delete an article.
@@ -164,7 +176,8 @@ def write_file(plan: FilePlan, store: Store, summary: Summary) -> bool:
                 summary.documents_updated += 1
             else:
                 summary.documents_added += 1
-            store.put_document(conn, doc_id=w.doc.doc_id, source=key, title=w.doc.title, metadata=w.doc.metadata,
+            metadata = {**w.doc.metadata, **({QUARANTINED: True} if w.doc.quarantine else {})}
+            store.put_document(conn, doc_id=w.doc.doc_id, source=key, title=w.doc.title, metadata=metadata,
                                content_hash=w.doc.content_hash, structured=w.doc.structured, fields=w.fields,
                                guardrails=w.rules, chunks=w.chunks)
             summary.chunks_written += len(w.chunks)
@@ -255,6 +268,8 @@ def document_rules(doc: Document, chunks: list[Chunk]) -> tuple[list[dict[str, A
     if not doc.structured:
         return fields, {**rules.as_dict(), "chunk_ids": []}, warnings
     for chunk in chunks:
+        if len(fields) > MAX_FIELDS:
+            raise IngestError(f"{doc.source}: {doc.doc_id} declares more than {MAX_FIELDS} required-data fields")
         if chunk.chunk_type == "required_data":
             parsed, warn = parse_required_data(chunk.text)
             warnings.extend(f"{doc.doc_id}: {w}" for w in warn)
@@ -264,6 +279,10 @@ def document_rules(doc: Document, chunks: list[Chunk]) -> tuple[list[dict[str, A
         elif chunk.chunk_type == "guardrails":
             rules = rules.merge(parse_guardrails(chunk.text))
             rule_chunks.append(chunk.chunk_id)
+    if len(fields) > MAX_FIELDS:
+        raise IngestError(f"{doc.source}: {doc.doc_id} declares more than {MAX_FIELDS} required-data fields")
+    if max(len(rules.never_say), len(rules.never), len(rules.always)) > MAX_RULES:
+        raise IngestError(f"{doc.source}: {doc.doc_id} has more than {MAX_RULES} guardrail rules of one kind")
     return fields, {**rules.as_dict(), "chunk_ids": rule_chunks}, warnings
 
 

@@ -137,8 +137,50 @@ _INSTRUCTION_LIKE = re.compile(
     r"system|these|those)\b[^.!?\n]{0,20}\b(instructions?|rules?|guidelines?|guardrails?|prompts?|directions?|"
     r"policies)\b|\byou are (now|no longer)\b|\bfrom now on\b[^.!?\n]{0,40}\b(you|assistant|model)\b|"
     r"\b(system|developer) (prompt|message|instructions?)\b|\bnew instructions?\b|\bdo not (follow|obey)\b|"
-    r"\b(assistant|ai|model|llm|chatbot)s?,? (must|should|will) now\b)",
+    r"\b(assistant|ai|model|llm|chatbot)s?,? (must|should|will) now\b|"
+    # role markers and requests to disclose what the assistant was given
+    r"(^|[\s\[<|])(system|assistant|developer)\s*:|<\|?(im_start|im_end|system)\|?>|\[/?(inst|sys)\]|<</?sys>>|"
+    r"\b(reveal|print|output|show|repeat|disclose|leak|send)\b[^.!?\n]{0,25}\b(system prompt|"
+    r"your (prompt|instructions)|the prompt|api[ _-]?keys?|environment variables?|credentials|secrets?)\b|"
+    r"\b(ai|automated|language[- ]model|llm) (agents?|assistants?|systems?|models?)\b[^.!?\n]{0,40}\b(must|should|"
+    r"are (required|instructed)|need to)\b|"
+    r"\b(decode|decipher|translate) the following\b|\bpretend (to be|you are|that you)\b|\brole[- ]?play\b|"
+    r"\bact as (an? )?(assistant|ai|chatbot|bot|different|new|unrestricted)\b|"
+    r"\b(tell|inform|instruct) the (ai|assistant|model|chatbot|bot)\b|\bimportant for the (ai|assistant|model)\b|"
+    r"\b(as the|dear|hey|attention,?) (assistant|ai|model|chatbot)\b|"
+    r"\b(assistant|chatbot|ai model)\s*,\s*(you|answer|reply|respond|say|tell|output|print|ignore)\b|"
+    r"\bdo not (cite|mention|reference) this (article|document|source|text)\b|"
+    r"\bthe (assistant|ai|chatbot|bot|model) (must|should|shall|will|is required to|needs to)\b|"
+    r"\binstructions? from the (operator|developer|system|administrator)\b|"
+    r"\btreat (the text of )?this (article|document|text) as\b)",
     re.IGNORECASE)
+
+
+def instruction_snippets(text: str) -> list[str]:
+    """The instruction-like passages in a text (what makes a document try to command the assistant)."""
+    return [" ".join(text[max(0, m.start() - 20):m.end() + 20].split()) for m in _INSTRUCTION_LIKE.finditer(text)]
+
+
+# Invisible format characters (zero-width, bidi overrides, tag characters) hide words from every check.
+_INVISIBLE = re.compile("[\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\U000e0000-\U000e007f]")
+_FULLWIDTH = {c: c - 0xFEE0 for c in range(0xFF01, 0xFF5F)}
+
+
+def visible(text: str) -> str:
+    """Text with invisible format characters removed and fullwidth letters folded to ASCII (applied to
+    everything ingested, so an injected word cannot hide from the checks that read it)."""
+    return _INVISIBLE.sub("", text).translate(_FULLWIDTH)
+
+
+def display_text(text: str, limit: int = 200) -> str:
+    """KB text shown to a person or a model outside the delimited context (titles, field names and
+    descriptions, metadata values): one line, instruction-like sentences neutralised, length-limited."""
+    one_line = " ".join(visible(str(text)).split())
+    neutral, _ = neutralize_instructions(one_line)
+    return neutral if len(neutral) <= limit else neutral[: limit - 1].rstrip() + "…"
+
+
+NEUTRALIZED = "[text resembling an instruction to the assistant was removed]"
 
 
 def neutralize_instructions(text: str) -> tuple[str, int]:
@@ -153,7 +195,7 @@ def neutralize_instructions(text: str) -> tuple[str, int]:
         for part in parts:
             if _INSTRUCTION_LIKE.search(part):
                 count += 1
-                kept.append("[text resembling an instruction to the assistant was removed]")
+                kept.append(NEUTRALIZED)
             else:
                 kept.append(part)
         out_lines.append(" ".join(kept))
