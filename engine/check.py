@@ -6,15 +6,28 @@ missing. Routing (`routes.after_check`) turns a failed check into a regeneration
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ..config import Context
-from ..kb.text import display_text
+from ..kb.text import display_text, term_set
 from ..llm.chat import ModelClock
 from ..retrieval.snapshot import KnowledgeBase
+from .answerability import assess, unnamed_facets
 from .grade import grade
 from .privacy import masked
-from .records import Citation, ContextChunk, ContextPack, Draft, Relevance, Resolution, Verdict, Violation
+from .records import (
+    Citation,
+    ContextChunk,
+    ContextPack,
+    Draft,
+    Inquiry,
+    Relevance,
+    Resolution,
+    Section,
+    Verdict,
+    Violation,
+)
 from .score import confidence
 from .verify import claims_of, drop_claims, never_rules, strip_citations, verify
 
@@ -26,8 +39,8 @@ def context_rules(kb: KnowledgeBase, chunks: list[ContextChunk]) -> dict[str, di
     return {c.doc_id: kb.docs[c.doc_id].guardrails for c in chunks if c.doc_id in kb.docs}
 
 
-def check(kb: KnowledgeBase, ctx: Context, resolution: Resolution | None, relevance: Relevance, pack: ContextPack,
-          draft: Draft, clock: ModelClock | None = None) -> Verdict:
+def check(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, resolution: Resolution | None, relevance: Relevance,
+          pack: ContextPack, draft: Draft, clock: ModelClock | None = None) -> Verdict:
     article_id = resolution.article_id if resolution else None
     rules = context_rules(kb, pack.chunks)
     checked = verify(draft.sections, pack.chunks, rules, support_threshold=ctx.support_threshold,
@@ -50,10 +63,31 @@ def check(kb: KnowledgeBase, ctx: Context, resolution: Resolution | None, releva
     conf, parts = confidence(relevance, resolution.confidence if resolution else 0.0, checked.support, critical,
                              blocking, structured)
     note = " ".join(n for n in (depends_note(kb, resolution), conflict_note(kb, resolution)) if n) if resolution else ""
+    unanswered = answered_or_missing(kb, inquiry, resolution, pack, checked.sections)
     return Verdict(sections=checked.sections, citations=build_citations(checked.cited, pack.chunks, kb),
                    violations=violations, passed=blocking == 0, confidence=conf, parts=parts,
                    dropped=checked.dropped, note=note, notes=notes,
-                   needs_review=bool(resolution and resolution.conflicts))
+                   needs_review=bool(resolution and resolution.conflicts), unanswered=unanswered)
+
+
+def answered_or_missing(kb: KnowledgeBase, inquiry: Inquiry, resolution: Resolution | None, pack: ContextPack,
+                        sections: list[Section]) -> list[str]:
+    """What the question asks that the checked answer does not state (empty when it answers)."""
+    if not sections:
+        return []  # nothing left to judge: the empty answer is already a failed check
+    claims = [strip_citations(item) for s in sections for _, item in s.items()]
+    facet_terms = {t for values in inquiry.detected_facets.values() for v in values for t in term_set(v)}
+    missing = assess(inquiry.question, claims, pack.text, facet_terms).missing
+    if resolution is not None and resolution.relaxed and resolution.article_id in kb.docs:
+        missing += unnamed_facets(inquiry.detected_facets, kb.docs[resolution.article_id].metadata)
+    # A year the question names that the answer's document never mentions: the KB has nothing for it.
+    source = (resolution.article_id if resolution and resolution.article_id
+              else pack.chunks[0].doc_id if pack.chunks else None)
+    if source:
+        text = " ".join(c.text for c in kb.chunks_of(source))
+        missing += [f"anything about {y}" for y in dict.fromkeys(re.findall(r"\b(?:19|20)\d\d\b", inquiry.question))
+                    if y not in text]
+    return missing
 
 
 def display_metadata(metadata: dict[str, Any]) -> dict[str, Any]:

@@ -102,6 +102,8 @@ def uncertain(ctx: Context, inquiry: Inquiry, verdict: Verdict | None, pack: Con
               missing: list[str]) -> dict[str, Any]:
     """Keep what is supported, say what is missing, and flag the answer for review."""
     reasons: list[str] = []
+    if verdict is not None and verdict.unanswered:
+        reasons.append("the knowledge base does not state " + "; nor ".join(verdict.unanswered))
     dropped = len(verdict.dropped) if verdict else 0
     if verdict is not None and not verdict.passed and dropped:
         reasons.append(f"{dropped} statement(s) failed verification and were removed")

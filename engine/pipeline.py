@@ -96,10 +96,11 @@ def answer(question: str, *, ctx: Context | None = None, home: str | Path | None
         meta.update(outcomes.draft_metadata(draft, attempts))
         if routes.after_generate(draft) == "abstain":
             return finish(outcomes.abstained(kb, inquiry, retrieval.relevance, draft.reason))
-        verdict = timed("check_guardrails", check, kb, ctx, resolution, retrieval.relevance, pack, draft, clock)
+        verdict = timed("check_guardrails", check, kb, ctx, inquiry, resolution, retrieval.relevance, pack, draft,
+                        clock)
         update = outcomes.answered(verdict, resolution.missing)
         meta.update(outcomes.verdict_metadata(verdict))
-        step = routes.after_check(verdict.passed, verdict.confidence, attempts, ctx)
+        step = routes.after_check(verdict.passed, verdict.confidence, attempts, ctx, not verdict.unanswered)
         if step == "generate":
             feedback = verdict.feedback()
             continue

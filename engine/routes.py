@@ -28,11 +28,12 @@ def after_generate(draft: Draft) -> Literal["check_guardrails", "abstain"]:
     return "abstain" if draft.cannot_answer else "check_guardrails"
 
 
-def after_check(passed: bool, confidence: float, attempts: int,
-                ctx: Context) -> Literal["generate", "uncertain", "end"]:
-    """A failed check earns a bounded regeneration; a second failure or low confidence is `uncertain`."""
+def after_check(passed: bool, confidence: float, attempts: int, ctx: Context,
+                answered: bool = True) -> Literal["generate", "uncertain", "end"]:
+    """A failed check earns a bounded regeneration; a second failure, low confidence, or an answer that
+    does not state what the question asks (the context lacks it: regenerating cannot help) is `uncertain`."""
     if not passed and attempts <= ctx.max_regenerations:
         return "generate"
-    if not passed or confidence < ctx.confidence_threshold:
+    if not passed or not answered or confidence < ctx.confidence_threshold:
         return "uncertain"
     return "end"

@@ -189,17 +189,19 @@ def _check_item(item: str, kind: str, by_label: dict[str, ContextChunk], never_s
 
 
 def always_warning(rule: str, doc_chunks: list[ContextChunk]) -> str | None:
-    """An `Always:` rule as a cited warning: the context sentence that states it, else the rule's
-    statement cited to the article's guardrails chunk; None when neither is available (a directive
-    such as "tell the participant to ..." is never turned into text)."""
+    """An `Always:` rule as a cited warning: the rule's own statement (the article's author said it
+    should be said) cited to its guardrails chunk, else the context sentence that states it; None when
+    neither is available (a directive such as "tell the participant to ..." is never turned into text)."""
+    source = next((c for c in doc_chunks if c.chunk_type == "guardrails"), None)
+    statement = rule_as_warning(rule)
+    if source and statement:
+        return cite(statement, [source.label])
     stated = [(len(rule_terms(rule) & term_set(u)), -len(u), u, c) for c in doc_chunks
               if c.chunk_type in ANSWER_SOURCES for u in split_items(c.text) if reflects(rule, u)]
     if stated:
         _, _, text, chunk = max(stated, key=lambda x: (x[0], x[1]))
         return cite(text, [chunk.label])
-    source = next((c for c in doc_chunks if c.chunk_type == "guardrails"), None)
-    statement = rule_as_warning(rule)
-    return cite(statement, [source.label]) if source and statement else None
+    return None
 
 
 def _ensure_always(out: Verified, always: list[tuple[str, str]], context_chunks: list[ContextChunk]) -> None:

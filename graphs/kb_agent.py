@@ -23,7 +23,7 @@ from langgraph.runtime import Runtime
 
 from ..config import Context, ServedContext, context_from
 from ..engine import routes
-from ..engine.records import Draft, Retrieval, load
+from ..engine.records import Draft, Retrieval, Verdict, load
 from ..nodes import (
     abstain,
     assemble_context,
@@ -56,9 +56,9 @@ def route_after_generate(state: dict[str, Any]) -> Literal["check_guardrails", "
 def route_after_guardrails(state: dict[str, Any],
                            runtime: Runtime[Context]) -> Literal["generate", "uncertain", "__end__"]:
     """A failed check earns a bounded regeneration; a second failure or low confidence is `uncertain`."""
-    guard = state.get("guardrails") or {}
-    step = routes.after_check(bool(guard.get("passed")), float(state.get("confidence") or 0.0),
-                              int(state.get("attempts") or 0), context_from(runtime.context))
+    verdict = load(Verdict, state["verdict"])
+    step = routes.after_check(verdict.passed, verdict.confidence, int(state.get("attempts") or 0),
+                              context_from(runtime.context), not verdict.unanswered)
     return END if step == "end" else step
 
 

@@ -19,7 +19,7 @@ from ..errors import IngestError
 from .text import instruction_snippets, visible
 
 # Bump when parsing or chunking changes what a file becomes: stores re-parse every file once.
-PARSER_VERSION = "3"
+PARSER_VERSION = "5"
 
 # heading (normalised) -> (chunk_type, tier)
 SECTION_KINDS: dict[str, tuple[str, str]] = {

@@ -3,7 +3,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from citewise.config import Context
-from citewise.engine.records import Draft, Relevance, Retrieval, dump
+from citewise.engine.records import Draft, Relevance, Retrieval, Verdict, dump
 from citewise.graphs.kb_agent import (
     route_after_generate,
     route_after_guardrails,
@@ -38,14 +38,19 @@ def test_a_model_that_cannot_answer_abstains() -> None:
     assert route_after_generate({"draft": dump(Draft())}) == "check_guardrails"
 
 
+def _checked(passed: bool, confidence: float, attempts: int, unanswered: list[str] | None = None) -> dict:
+    verdict = Verdict(sections=[], citations=[], violations=[], passed=passed, confidence=confidence, parts={},
+                      unanswered=unanswered or [])
+    return {"verdict": dump(verdict), "attempts": attempts}
+
+
 def test_failed_check_regenerates_once_then_goes_uncertain() -> None:
-    failed = {"guardrails": {"passed": False}, "confidence": 0.9}
-    assert route_after_guardrails({**failed, "attempts": 1}, rt(max_regenerations=1)) == "generate"
-    assert route_after_guardrails({**failed, "attempts": 2}, rt(max_regenerations=1)) == "uncertain"
-    assert route_after_guardrails({**failed, "attempts": 1}, rt(max_regenerations=0)) == "uncertain"
+    assert route_after_guardrails(_checked(False, 0.9, 1), rt(max_regenerations=1)) == "generate"
+    assert route_after_guardrails(_checked(False, 0.9, 2), rt(max_regenerations=1)) == "uncertain"
+    assert route_after_guardrails(_checked(False, 0.9, 1), rt(max_regenerations=0)) == "uncertain"
 
 
-def test_low_confidence_is_uncertain_else_end() -> None:
-    passed = {"guardrails": {"passed": True}, "attempts": 1}
-    assert route_after_guardrails({**passed, "confidence": 0.69}, rt(confidence_threshold=0.7)) == "uncertain"
-    assert route_after_guardrails({**passed, "confidence": 0.7}, rt(confidence_threshold=0.7)) == "__end__"
+def test_low_confidence_or_an_unanswered_question_is_uncertain_else_end() -> None:
+    assert route_after_guardrails(_checked(True, 0.69, 1), rt(confidence_threshold=0.7)) == "uncertain"
+    assert route_after_guardrails(_checked(True, 0.7, 1), rt(confidence_threshold=0.7)) == "__end__"
+    assert route_after_guardrails(_checked(True, 0.95, 1, ["the amount"]), rt()) == "uncertain"
