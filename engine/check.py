@@ -26,11 +26,12 @@ def context_rules(kb: KnowledgeBase, chunks: list[ContextChunk]) -> dict[str, di
 
 
 def check(kb: KnowledgeBase, ctx: Context, resolution: Resolution | None, relevance: Relevance, pack: ContextPack,
-          draft: Draft, clock: ModelClock | None = None) -> Verdict:
+          draft: Draft, clock: ModelClock | None = None, quoted: frozenset[str] = frozenset()) -> Verdict:
+    """`quoted`: sections whose items quote guardrail lines (an artifact's "Never say"), see verify.py."""
     article_id = resolution.article_id if resolution else None
     rules = context_rules(kb, pack.chunks)
     checked = verify(draft.sections, pack.chunks, rules, support_threshold=ctx.support_threshold,
-                     article_id=article_id)
+                     article_id=article_id, quoted=quoted)
     notes: dict[str, Any] = {}
     if ctx.llm_model and ctx.llm_grader:
         claims = [strip_citations(getattr(checked.sections[si], kind)[ii])
@@ -64,7 +65,7 @@ def build_citations(labels: list[str], chunks: list[ContextChunk], kb: Knowledge
         out.append(Citation(id=label, chunk_id=c.chunk_id, doc_id=c.doc_id, title=c.title, chunk_type=c.chunk_type,
                             tier=c.tier, score=round(float(c.score), 6),
                             snippet=masked(" ".join(c.text.split())[:SNIPPET_CHARS]),
-                            metadata=dict(doc.metadata) if doc else {}))
+                            metadata=dict(doc.metadata) if doc else {}, section=c.section))
     out.sort(key=lambda c: int(c.id[1:]))
     return out
 

@@ -16,14 +16,18 @@ from ..config import Context
 from ..errors import InputError
 from ..retrieval.filters import validate_filter
 from ..retrieval.snapshot import KnowledgeBase
+from .artifact_types import ARTIFACT_TYPES
 from .assemble import minimum_context_tokens
 from .facets import facet_filter
 from .records import Inquiry
 
 MIN_QUESTION, MAX_QUESTION = 3, 1000
 MAX_MAX_TOKENS = 16000
-MODES = ("answer", "required_data")
+MODES = ("answer", "required_data", "artifact")
 DEFAULT_MAX_TOKENS = 1500
+# An artifact covers a whole procedure, not one question: by default it gets a larger budget (70% of it
+# context, still counted with tiktoken and never exceeded); a caller's max_tokens always wins.
+DEFAULT_ARTIFACT_MAX_TOKENS = 4000
 
 _DATA = r"(information|info|data|data points?|details|documents?|documentation|fields?|inputs?|paperwork|facts)"
 _WHO = r"(i|we|you|they|agents?|the \w+)"
@@ -77,20 +81,37 @@ def validate(raw: Mapping[str, Any], ctx: Context) -> Inquiry:
             raise InputError("collected_data keys must be non-empty strings")
         if value is not None and not isinstance(value, str | int | float | bool):
             raise InputError(f"collected_data[{key!r}] must be a string, number or boolean")
+    mode, artifact_type = artifact_mode(raw.get("mode"), raw.get("artifact_type"))
     max_tokens = raw.get("max_tokens")
     if max_tokens is None:
-        max_tokens = DEFAULT_MAX_TOKENS
+        max_tokens = DEFAULT_ARTIFACT_MAX_TOKENS if mode == "artifact" else DEFAULT_MAX_TOKENS
     if isinstance(max_tokens, bool) or not isinstance(max_tokens, int):
         raise InputError("max_tokens must be an integer")
     least = minimum_max_tokens(ctx)
     if not least <= max_tokens <= MAX_MAX_TOKENS:
         raise InputError(f"max_tokens must be within {least}..{MAX_MAX_TOKENS} (got {max_tokens}): below {least} "
                          f"the context share ({ctx.context_share:g}) cannot hold one excerpt")
-    mode = raw.get("mode")
+    return Inquiry(question=question, filters=filters, collected_data=dict(collected), max_tokens=max_tokens,
+                   mode=mode or detect_mode(question), artifact_type=artifact_type)
+
+
+def artifact_mode(mode: Any, artifact_type: Any) -> tuple[str | None, str]:
+    """The mode (None: detect it from the question) and artifact type, or InputError.
+
+    `artifact_type` alone implies mode `artifact`; mode `artifact` needs one; any other mode refuses one.
+    """
     if mode is not None and mode not in MODES:
         raise InputError(f"mode must be one of {', '.join(MODES)} (got {mode!r})")
-    return Inquiry(question=question, filters=filters, collected_data=dict(collected), max_tokens=max_tokens,
-                   mode=mode or detect_mode(question))
+    kinds = ", ".join(ARTIFACT_TYPES)
+    if artifact_type in (None, ""):
+        if mode == "artifact":
+            raise InputError(f"mode 'artifact' needs an artifact_type, one of: {kinds}")
+        return mode, ""
+    if not isinstance(artifact_type, str) or artifact_type not in ARTIFACT_TYPES:
+        raise InputError(f"artifact_type must be one of: {kinds} (got {artifact_type!r})")
+    if mode not in (None, "artifact"):
+        raise InputError(f"artifact_type goes with mode 'artifact' (got mode {mode!r})")
+    return "artifact", artifact_type
 
 
 def understand(kb: KnowledgeBase, ctx: Context, raw: Mapping[str, Any]) -> Inquiry:
