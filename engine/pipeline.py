@@ -57,13 +57,14 @@ class _Timer:
 
 def answer(question: str, *, ctx: Context | None = None, home: str | Path | None = None,
            filters: dict[str, Any] | None = None, collected_data: dict[str, Any] | None = None,
-           max_tokens: int | None = None, mode: str | None = None) -> dict[str, Any]:
-    """Answer one question from the knowledge base; returns the same JSON as the graph's output."""
+           max_tokens: int | None = None, mode: str | None = None, artifact_type: str | None = None) -> dict[str, Any]:
+    """Answer one question (or, with `artifact_type`, build that artifact about it) from the knowledge
+    base; returns the same JSON as the graph's output."""
     ctx = ctx or Context()
     if home is not None:
         ctx = ctx.with_overrides(home=str(home))
     raw: Mapping[str, Any] = {"question": question, "filters": filters, "collected_data": collected_data,
-                              "max_tokens": max_tokens, "mode": mode}
+                              "max_tokens": max_tokens, "mode": mode, "artifact_type": artifact_type}
     timed = _Timer()
     kb = open_snapshot(ctx)
     clock = ModelClock(ctx.llm_deadline)
