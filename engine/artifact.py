@@ -63,11 +63,11 @@ def fill(ctx: Context, kind: ArtifactType, request: AnswerRequest) -> tuple[Arti
     except ModelFault as exc:
         notes["fallback"] = str(exc)
         return extractive.fill(kind, request), f"{model.name}->extractive", notes
-    # Quoted guardrail headings are the KB's words: copied, never taken from the model.
-    copied = extractive.fill(kind, request)
-    for name, h in kind.headings:
-        if h.quotes_guardrails:
-            setattr(output, name, getattr(copied, name))
+    if kind.quoting:  # quoted guardrail headings are the KB's words: copied, never taken from the model
+        copied = extractive.fill(kind, request)
+        for name, h in kind.headings:
+            if h.quotes_guardrails:
+                setattr(output, name, getattr(copied, name))
     return output, model.name, notes
 
 
@@ -89,11 +89,12 @@ def to_draft(kind: ArtifactType, output: ArtifactOutput, generator: str, notes: 
         return Draft(generator=generator, notes=notes, cannot_answer=True, reason=one_line(output.reason)[:300])
     sections = []
     for name, h in kind.headings:
-        texts = [item_text(i) for i in getattr(output, name)]
-        kind_of = "warnings" if h.always or h.quotes_guardrails else "steps" if h.style == "numbered" else \
-            "answer_components"
         section = Section(topic=h.name)
-        setattr(section, kind_of, texts)
+        if h.always or h.quotes_guardrails:
+            slot = "warnings"
+        else:
+            slot = "steps" if h.style == "numbered" else "answer_components"
+        setattr(section, slot, [item_text(i) for i in getattr(output, name)])
         sections.append(section)
     return Draft(sections=[s for s in sections if not s.empty()], generator=generator, notes=notes)
 
