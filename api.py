@@ -33,7 +33,7 @@ def _context(home: str | Path | None, overrides: dict[str, Any]) -> Context:
 
 
 def _payload(question: str, filters: dict[str, Any] | None, collected_data: dict[str, Any] | None,
-             max_tokens: int | None, mode: str | None) -> dict[str, Any]:
+             max_tokens: int | None, mode: str | None, artifact_type: str | None = None) -> dict[str, Any]:
     # Masked before the graph sees it: a checkpointed run persists its input as given.
     payload: dict[str, Any] = {"question": masked(question) if isinstance(question, str) else question,
                                "filters": filters or {}, "max_tokens": max_tokens,
@@ -41,6 +41,8 @@ def _payload(question: str, filters: dict[str, Any] | None, collected_data: dict
                                else collected_data or {}}
     if mode is not None:
         payload["mode"] = mode
+    if artifact_type is not None:
+        payload["artifact_type"] = artifact_type
     return payload
 
 
@@ -99,10 +101,10 @@ def _result(graph: Any, out: dict[str, Any], thread_id: str) -> dict[str, Any]:
 
 def ask(question: str, *, home: str | Path | None = None, filters: dict[str, Any] | None = None,
         collected_data: dict[str, Any] | None = None, max_tokens: int | None = None, mode: str | None = "answer",
-        thread_id: str | None = None, **context: Any) -> dict[str, Any]:
+        thread_id: str | None = None, artifact_type: str | None = None, **context: Any) -> dict[str, Any]:
     """One run. With `thread_id` (or interrupts on) the run is checkpointed and may pause for data."""
     ctx = _context(home, context)
-    payload = _payload(question, filters, collected_data, max_tokens, mode)
+    payload = _payload(question, filters, collected_data, max_tokens, mode, artifact_type)
     if thread_id is None and not ctx.interrupt_on_missing_data:
         from .graphs.kb_agent import graph
 
@@ -160,3 +162,12 @@ def required_data(question: str, *, home: str | Path | None = None, filters: dic
                   collected_data: dict[str, Any] | None = None, **context: Any) -> dict[str, Any]:
     out = ask(question, home=home, filters=filters, collected_data=collected_data, mode="required_data", **context)
     return {k: out.get(k) for k in ("article_reference", "required_fields", "missing_fields", "invalid_fields")}
+
+
+def artifact(artifact_type: str, subject: str, *, home: str | Path | None = None,
+             filters: dict[str, Any] | None = None, collected_data: dict[str, Any] | None = None,
+             max_tokens: int | None = None, **context: Any) -> dict[str, Any]:
+    """Build a cited artifact (checklist, workflow, call_script, brief, blueprint) about `subject`: the
+    graph's output, with `artifact` = {type, title, headings, markdown}; out_of_scope when the KB lacks it."""
+    return ask(subject, home=home, filters=filters, collected_data=collected_data, max_tokens=max_tokens,
+               mode="artifact", artifact_type=artifact_type, **context)

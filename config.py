@@ -90,6 +90,8 @@ class Context:
     answer_user_prompt: str = field(default="", metadata=_op("Override of prompts/answer_user.txt."))
     required_data_prompt: str = field(default="", metadata=_op("Override of prompts/required_data.txt."))
     rerank_prompt: str = field(default="", metadata=_op("Override of prompts/rerank.txt."))
+    artifact_system_prompt: str = field(default="", metadata=_op("Override of prompts/artifact_system.txt."))
+    artifact_user_prompt: str = field(default="", metadata=_op("Override of prompts/artifact_user.txt."))
 
     # --- required data --------------------------------------------------------------------------
     interrupt_on_missing_data: bool = field(default=False, metadata=_desc(

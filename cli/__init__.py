@@ -1,4 +1,4 @@
-"""`citewise` command line: ingest | reindex | ask | required-data | resume | demo | eval.
+"""`citewise` command line: ingest | reindex | ask | required-data | resume | artifact | demo | eval.
 
 One module per group of commands; each registers its sub-commands. Bad input prints one line on
 stderr and exits 2; tracebacks are only shown with CITEWISE_DEBUG=1.
@@ -11,7 +11,7 @@ import os
 import sys
 
 from ..errors import CitewiseError
-from . import ask, evals, ingest
+from . import artifact, ask, evals, ingest
 from .args import EXIT_USAGE, Parser
 
 
@@ -20,6 +20,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     ingest.register(sub)
     ask.register(sub)
+    artifact.register(sub)
     evals.register(sub)
     return parser
 

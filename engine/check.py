@@ -40,11 +40,13 @@ def context_rules(kb: KnowledgeBase, chunks: list[ContextChunk]) -> dict[str, di
 
 
 def check(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, resolution: Resolution | None, relevance: Relevance,
-          pack: ContextPack, draft: Draft, clock: ModelClock | None = None) -> Verdict:
+          pack: ContextPack, draft: Draft, clock: ModelClock | None = None,
+          quoted: frozenset[str] = frozenset()) -> Verdict:
+    """`quoted`: sections whose items quote guardrail lines (an artifact's "Never say"), see verify.py."""
     article_id = resolution.article_id if resolution else None
     rules = context_rules(kb, pack.chunks)
     checked = verify(draft.sections, pack.chunks, rules, support_threshold=ctx.support_threshold,
-                     article_id=article_id, governing=resolution.governing if resolution else None)
+                     article_id=article_id, governing=resolution.governing if resolution else None, quoted=quoted)
     notes: dict[str, Any] = {}
     if ctx.llm_model and ctx.llm_grader:
         claims = [strip_citations(getattr(checked.sections[si], kind)[ii])
@@ -114,7 +116,8 @@ def build_citations(labels: list[str], chunks: list[ContextChunk], kb: Knowledge
         out.append(Citation(id=label, chunk_id=c.chunk_id, doc_id=c.doc_id, title=display_text(c.title),
                             chunk_type=c.chunk_type, tier=c.tier, score=round(float(c.score), 6),
                             snippet=masked(display_text(c.text, SNIPPET_CHARS)),
-                            metadata=display_metadata(doc.metadata) if doc else {}))
+                            metadata=display_metadata(doc.metadata) if doc else {},
+                            section=display_text(c.section, 120)))
     out.sort(key=lambda c: int(c.id[1:]))
     return out
 

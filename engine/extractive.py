@@ -113,11 +113,11 @@ class ExtractiveGenerator:
         always = self._always(chunks, request, [request.article_id] if request.article_id else [], allowed)
         components: list[tuple[str, ContextChunk]] = []
         for _, _, text, c in scored:
-            if any(_similar(text, w) for w in always):
+            if any(similar(text, w) for w in always):
                 continue
             if len(components) >= MAX_COMPONENTS:
                 break
-            if any(_similar(text, other) for other, _ in components):
+            if any(similar(text, other) for other, _ in components):
                 continue
             components.append((text, c))
         if not components:  # nothing overlaps lexically: fall back to the lead of the best answer chunk
@@ -169,7 +169,7 @@ class ExtractiveGenerator:
             for rule in (request.rules.get(doc_id) or {}).get("always", []):
                 item = always_warning(rule, own)
                 if (item is not None and allowed(strip_citations(item), doc_id) and len(out) < MAX_WARNINGS
-                        and not any(_similar(item, o) for o in out)):
+                        and not any(similar(item, o) for o in out)):
                     out.append(item)
         return out
 
@@ -190,12 +190,12 @@ class ExtractiveGenerator:
                         cue_hits.append((overlap, cite(text, [c.label])))
         cue_hits.sort(key=lambda x: -x[0])
         for _, w in cue_hits:
-            if len(warnings) < MAX_WARNINGS and not any(_similar(w, o) for o in warnings + taken):
+            if len(warnings) < MAX_WARNINGS and not any(similar(w, o) for o in warnings + taken):
                 warnings.append(w)
         return warnings
 
 
-def _similar(a: str, b: str) -> bool:
+def similar(a: str, b: str) -> bool:
     ta, tb = term_set(a), term_set(b)
     if not ta or not tb:
         return False

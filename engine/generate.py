@@ -46,7 +46,13 @@ class Generator(Protocol):
 
 def generate(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, resolution: Resolution | None, pack: ContextPack,
              feedback: Feedback | None = None, clock: ModelClock | None = None) -> Draft:
-    request = AnswerRequest(
+    return get_generator(ctx).generate(answer_request(kb, inquiry, resolution, pack, feedback, clock))
+
+
+def answer_request(kb: KnowledgeBase, inquiry: Inquiry, resolution: Resolution | None, pack: ContextPack,
+                   feedback: Feedback | None = None, clock: ModelClock | None = None) -> AnswerRequest:
+    """What every generator works from (answers and artifacts alike)."""
+    return AnswerRequest(
         question=inquiry.question, context_text=pack.text, chunks=pack.chunks,
         article_id=resolution.article_id if resolution else None, rules=context_rules(kb, pack.chunks),
         governing=resolution.governing if resolution else None,
@@ -54,7 +60,6 @@ def generate(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, resolution: Reso
         missing_fields=resolution.missing if resolution else [],
         similarity=lambda texts: similarity(kb, inquiry.question, texts),
         answer_tokens=max(ANSWER_SHARE_FLOOR, inquiry.max_tokens - pack.tokens), clock=clock)
-    return get_generator(ctx).generate(request)
 
 
 def similarity(kb: KnowledgeBase, question: str, texts: list[str]) -> list[float]:

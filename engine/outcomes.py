@@ -13,8 +13,22 @@ from typing import Any
 from ..config import Context
 from ..kb.text import STOPWORDS, display_text, stem, term_set, words
 from ..retrieval.snapshot import KnowledgeBase
+from .artifact_types import one_line, shell
 from .privacy import mask_pii, masked
-from .records import ContextPack, Draft, Dropped, Inquiry, Relevance, Resolution, Retrieval, Section, Verdict, dump
+from .records import (
+    Artifact,
+    ArtifactBuild,
+    ContextPack,
+    Draft,
+    Dropped,
+    Inquiry,
+    Relevance,
+    Resolution,
+    Retrieval,
+    Section,
+    Verdict,
+    dump,
+)
 from .resolve import output_fields
 
 NO_INFORMATION = "I don't have information about that in this knowledge base."
@@ -67,6 +81,15 @@ def answered(verdict: Verdict, missing: list[str]) -> dict[str, Any]:
             "needs_review": verdict.needs_review, "review": review(verdict.dropped)}
 
 
+def artifact_answered(built: ArtifactBuild, missing: list[str]) -> dict[str, Any]:
+    """An artifact's outcome: an answer's (decision, citations, guardrails, review), the artifact, and
+    its Markdown as the response text."""
+    out = answered(built.verdict, missing)
+    out["response"] = {"text": built.artifact.markdown, "sections": out["response"]["sections"]}
+    out["artifact"] = dump(built.artifact)
+    return out
+
+
 def review(dropped: list[Dropped]) -> dict[str, Any]:
     """For reviewers, not users: what verification removed and why, personal data masked."""
     return {"dropped": [{"claim": masked(d.claim)[:300], "rule": d.rule, "reason": masked(d.reason)[:300]}
@@ -92,15 +115,18 @@ def abstained(kb: KnowledgeBase, inquiry: Inquiry, relevance: Relevance, reason:
     why = f" {masked(reason).rstrip('.')}." if reason else ""
     covered = f" This knowledge base covers: {', '.join(topics[:12])}." if topics else ""
     text = f"{NO_INFORMATION}{scope}{why} To answer it, ingest articles that cover: {subject}.{covered}"
-    return {"decision": "out_of_scope", "confidence": relevance.score, "review": {"dropped": []},
-            "response": {"text": text, "sections": []}, "citations": [], "article_reference": None,
-            "required_fields": dict(EMPTY_FIELDS), "missing_fields": [], "needs_review": False,
-            "metadata": {"abstain_reason": reason or "retrieval found nothing relevant", "suggested_content": subject}}
+    out = {"decision": "out_of_scope", "confidence": relevance.score, "review": {"dropped": []},
+           "response": {"text": text, "sections": []}, "citations": [], "article_reference": None,
+           "required_fields": dict(EMPTY_FIELDS), "missing_fields": [], "needs_review": False,
+           "metadata": {"abstain_reason": reason or "retrieval found nothing relevant", "suggested_content": subject}}
+    if inquiry.mode == "artifact":  # every heading present and empty: nothing is invented to fill them
+        out["artifact"] = dump(shell(inquiry.artifact_type, one_line(masked(inquiry.question)).rstrip("?.! "), text))
+    return out
 
 
 def uncertain(ctx: Context, inquiry: Inquiry, verdict: Verdict | None, pack: ContextPack,
-              missing: list[str]) -> dict[str, Any]:
-    """Keep what is supported, say what is missing, and flag the answer for review."""
+              missing: list[str], artifact: Artifact | None = None) -> dict[str, Any]:
+    """Keep what is supported, say what is missing, and flag the answer (or artifact) for review."""
     reasons: list[str] = []
     if verdict is not None and verdict.unanswered:
         reasons.append("the knowledge base does not state " + "; nor ".join(verdict.unanswered))
@@ -125,7 +151,7 @@ def uncertain(ctx: Context, inquiry: Inquiry, verdict: Verdict | None, pack: Con
     head = "I'm not certain this fully answers the question (" + "; ".join(reasons or ["low evidence"]) + ")."
     if missing_parts:
         head += " Missing: " + "; ".join(missing_parts) + "."
-    body = render_text(sections)
+    body = artifact.markdown if artifact is not None else render_text(sections)
     text = head + ("\n\nWhat the knowledge base does support:\n" + body if body else "")
     return {"decision": "uncertain", "needs_review": True,
             "response": {"text": text, "sections": dump(sections)},

@@ -2,9 +2,12 @@
 
     understand -> resolve --(mode required_data)--> end
     resolve --(answer)--> search --(nothing relevant)--> abstain
-    search --(relevant)--> assemble -> generate --(model: cannot answer)--> abstain
+    search --(relevant)--> assemble --(answer)--> generate --(model: cannot answer)--> abstain
     generate --> check --(failed, retries left)--> generate
     check --(failed / low confidence)--> uncertain;  check --(passed)--> end
+    assemble --(mode artifact)--> build_artifact --(no material)--> abstain
+    build_artifact --(failed, retries left)--> build_artifact;  --(failed / low confidence)--> uncertain
+    build_artifact --(passed)--> end
 
 Use it to embed citewise where LangGraph is not wanted, and to test the engine alone. One KB
 snapshot serves the whole run. It returns the graph's output JSON. It does not pause for missing
@@ -22,6 +25,7 @@ from ..config import Context
 from ..llm.chat import ModelClock
 from ..retrieval.snapshot import KnowledgeBase, open_kb
 from . import outcomes, routes
+from .artifact import build_artifact
 from .assemble import assemble
 from .check import check
 from .generate import generate
@@ -53,20 +57,21 @@ class _Timer:
 
 def answer(question: str, *, ctx: Context | None = None, home: str | Path | None = None,
            filters: dict[str, Any] | None = None, collected_data: dict[str, Any] | None = None,
-           max_tokens: int | None = None, mode: str | None = None) -> dict[str, Any]:
-    """Answer one question from the knowledge base; returns the same JSON as the graph's output."""
+           max_tokens: int | None = None, mode: str | None = None, artifact_type: str | None = None) -> dict[str, Any]:
+    """Answer one question (or, with `artifact_type`, build that artifact about it) from the knowledge
+    base; returns the same JSON as the graph's output."""
     ctx = ctx or Context()
     if home is not None:
         ctx = ctx.with_overrides(home=str(home))
     raw: Mapping[str, Any] = {"question": question, "filters": filters, "collected_data": collected_data,
-                              "max_tokens": max_tokens, "mode": mode}
+                              "max_tokens": max_tokens, "mode": mode, "artifact_type": artifact_type}
     timed = _Timer()
     kb = open_snapshot(ctx)
     clock = ModelClock(ctx.llm_deadline)
     inquiry = timed("intake", understand, kb, ctx, raw)
     out: dict[str, Any] = {"decision": "uncertain", "confidence": 0.0, "response": {"text": "", "sections": []},
                            "citations": [], "guardrails": {"passed": True, "violations": []}, "needs_review": False,
-                           "review": {"dropped": []}}
+                           "review": {"dropped": []}, "artifact": None}
     meta = outcomes.start_metadata(inquiry, ctx, kb.generation)
 
     def finish(*updates: dict[str, Any]) -> dict[str, Any]:
@@ -90,6 +95,24 @@ def answer(question: str, *, ctx: Context | None = None, home: str | Path | None
                  int(ctx.context_share * inquiry.max_tokens))
     meta.update(outcomes.pack_metadata(pack))
     feedback, attempts = Feedback(), 0
+    while routes.after_context(inquiry.mode) == "build_artifact":
+        built = timed("build_artifact", build_artifact, kb, ctx, inquiry, resolution, retrieval.relevance, pack,
+                      feedback, clock)
+        attempts += 1
+        update = outcomes.artifact_answered(built, resolution.missing)
+        meta.update({**outcomes.draft_metadata(built.draft, attempts), **outcomes.verdict_metadata(built.verdict)})
+        step = routes.after_artifact(built.draft, built.artifact, built.verdict.passed, built.verdict.confidence,
+                                     attempts, ctx)
+        if step == "build_artifact":
+            feedback = built.verdict.feedback()
+            continue
+        if step == "abstain":
+            reason = built.draft.reason if built.draft.cannot_answer else ""
+            return finish(update, timed("abstain", outcomes.abstained, kb, inquiry, retrieval.relevance, reason))
+        if step == "uncertain":
+            return finish(update, timed("uncertain", outcomes.uncertain, ctx, inquiry, built.verdict, pack,
+                                        resolution.missing, built.artifact))
+        return finish(update)
     while True:
         draft = timed("generate", generate, kb, ctx, inquiry, resolution, pack, feedback, clock)
         attempts += 1

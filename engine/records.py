@@ -2,6 +2,7 @@
 
     Inquiry --resolve--> Resolution --search--> Retrieval --assemble--> ContextPack
             --generate--> Draft --check--> Verdict
+            --build_artifact--> ArtifactBuild (Draft + Verdict + Artifact)   (mode `artifact`)
 
 Each step takes records and returns one; nothing travels as a dict with ad-hoc keys. Records are
 plain dataclasses so the engine is usable without LangGraph; the graph keeps its state as JSON (any
@@ -18,7 +19,7 @@ from pydantic import TypeAdapter
 
 from ..retrieval.passage import Passage
 
-Mode = Literal["answer", "required_data"]
+Mode = Literal["answer", "required_data", "artifact"]
 Decision = Literal["can_proceed", "needs_data", "uncertain", "out_of_scope"]
 T = TypeVar("T")
 
@@ -32,6 +33,7 @@ class Inquiry:
     collected_data: dict[str, Any] = field(default_factory=dict)
     max_tokens: int = 1500
     mode: Mode = "answer"
+    artifact_type: str = ""  # mode `artifact`: which kind (engine/artifact_types.py)
     expansions: list[str] = field(default_factory=list)  # synonyms of terms in the question
     detected_facets: dict[str, list[str]] = field(default_factory=dict)  # facet -> values named in it
     facet_filters: dict[str, Any] = field(default_factory=dict)  # detected facets as a filter (relaxable)
@@ -135,6 +137,7 @@ class ContextChunk:
     metadata: dict[str, Any] = field(default_factory=dict)
     truncated: bool = False
     position: dict[str, Any] = field(default_factory=dict)
+    ordinal: int = 0  # the chunk's place in its document (an artifact keeps a procedure's order)
 
 
 @dataclass
@@ -203,6 +206,27 @@ class Citation:
     score: float
     snippet: str
     metadata: dict[str, Any] = field(default_factory=dict)
+    section: str = ""  # the heading the chunk sits under (plain documents have no chunk types)
+
+
+@dataclass
+class ArtifactHeading:
+    """One fixed heading of an artifact and its verified items (each ends with its [C#] citations)."""
+
+    heading: str
+    items: list[str] = field(default_factory=list)
+    empty: bool = True  # nothing supported: the rendering says so instead of inventing
+    quotes_guardrails: bool = False  # items are the articles' own guardrail lines, quoted (e.g. "Never say")
+
+
+@dataclass
+class Artifact:
+    """A structured document built from the knowledge base: fixed headings, cited items, Markdown."""
+
+    type: str
+    title: str
+    headings: list[ArtifactHeading] = field(default_factory=list)
+    markdown: str = ""
 
 
 @dataclass
@@ -231,6 +255,15 @@ class Verdict:
 
     def feedback(self) -> Feedback:
         return Feedback([v for v in self.violations if v.action != "masked"], [d.claim for d in self.dropped])
+
+
+@dataclass
+class ArtifactBuild:
+    """One artifact attempt: the draft (its headings as sections), the verdict on it, the artifact shown."""
+
+    draft: Draft
+    verdict: Verdict
+    artifact: Artifact
 
 
 @cache

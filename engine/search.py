@@ -38,6 +38,14 @@ def synonym_alternatives(kb: KnowledgeBase, question: str) -> dict[str, list[str
     return {t: v for t, v in out.items() if t in q}
 
 
+ARTIFACT_DEPTH = 2  # an artifact covers a whole procedure or project: it reads twice the chunks an answer does
+
+
+def context_depth(ctx: Context, inquiry: Inquiry) -> int:
+    """Chunks retrieval keeps for the context (top_k; twice that for an artifact, within candidate_k)."""
+    return min(ctx.candidate_k, ctx.top_k * ARTIFACT_DEPTH) if inquiry.mode == "artifact" else ctx.top_k
+
+
 def search_params(ctx: Context, k: int) -> SearchParams:
     return SearchParams(k=k, candidate_k=ctx.candidate_k, method="hybrid", fusion=ctx.fusion, rrf_k=ctx.rrf_k,
                         alpha=ctx.fusion_alpha)
@@ -51,7 +59,7 @@ def search(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, *, extra_filter: d
     facets = inquiry.facet_filters if facet_filters is None else facet_filters
     reranker = get_reranker(ctx, strategy or ctx.reranker, clock)
     alternatives = synonym_alternatives(kb, question)
-    want = k or ctx.top_k
+    want = k or context_depth(ctx, inquiry)
     pool = want if ctx.mmr_lambda >= 1.0 else 3 * want
 
     def run(flt: dict[str, Any]) -> tuple[list, Relevance, dict[str, Any]]:

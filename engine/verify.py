@@ -10,6 +10,10 @@ Rules (each finding becomes a Violation(rule, detail, action)):
   personal_data      SSN / account / routing numbers, emails, phones: masked
 Blocking violations fail the check (one regeneration, then the `uncertain` path).
 
+Sections named in `quoted` (an artifact's "Never say" heading) hold the articles' own guardrail lines:
+each item must be a line of the guardrails excerpt it cites, word for word (else it is dropped as
+unsupported); being the rule itself, it is exempt from the never-say check it states.
+
 Only `[C<n>]` and `[C<n>, C<m>]` are citations; any other bracketed text (`httpx[http2]`) is text.
 """
 
@@ -20,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..kb.guardrails import reflects, rule_as_warning, rule_terms
-from ..kb.text import NEGATIONS, NEUTRALIZED, contains_phrase, split_items, term_set, words
+from ..kb.text import NEGATIONS, NEUTRALIZED, contains_phrase, split_items, squash, term_set, words
 from .entailment import entails
 from .privacy import mask_pii
 from .records import ContextChunk, Dropped, Section, Violation
@@ -118,8 +122,10 @@ def never_say_for(doc_ids: set[str], governing: str | None, rules: dict[str, dic
 
 
 def verify(sections: list[Section], context_chunks: list[ContextChunk], rules: dict[str, dict[str, Any]], *,
-           support_threshold: float, article_id: str | None, governing: str | None = "") -> Verified:
-    """Check and repair a structured answer. `rules` maps doc_id -> parsed guardrails of that article.
+           support_threshold: float, article_id: str | None, governing: str | None = "",
+           quoted: frozenset[str] = frozenset()) -> Verified:
+    """Check and repair a structured answer. `rules` maps doc_id -> parsed guardrails of that article;
+    `quoted` names sections whose items quote guardrail lines (see the module docstring).
 
     An article's rules are scoped to it: its `Never say:` phrases bind the claims drawn from it, and
     every claim only when it governs the answer (`governing`; None while another article claims the
@@ -132,9 +138,12 @@ def verify(sections: list[Section], context_chunks: list[ContextChunk], rules: d
     for s in sections:
         new = Section(topic=s.topic)
         for kind, item in s.items():
-            cited = {by_label[lb].doc_id for lb in citations_in(item) if lb in by_label}
-            never_say = never_say_for(cited, governing, rules)
-            kept = _check_item(item, kind, by_label, never_say, support_threshold, out)
+            if s.topic in quoted:
+                kept = _check_quote(item, by_label, out)
+            else:
+                cited = {by_label[lb].doc_id for lb in citations_in(item) if lb in by_label}
+                never_say = never_say_for(cited, governing, rules)
+                kept = _check_item(item, kind, by_label, never_say, support_threshold, out)
             if kept is not None:
                 getattr(new, kind).append(kept)
         if not new.empty():
@@ -185,6 +194,20 @@ def _check_item(item: str, kind: str, by_label: dict[str, ContextChunk], never_s
         return None
     if kind != "warnings":
         out.supports.append(score)
+    return cite(claim, good)
+
+
+def _check_quote(item: str, by_label: dict[str, ContextChunk], out: Verified) -> str | None:
+    """A quoted guardrail line: kept only if it is, word for word, in a guardrails excerpt it cites."""
+    labels = citations_in(item)
+    claim = strip_citations(item)
+    good = [lb for lb in dict.fromkeys(labels) if lb in by_label and by_label[lb].chunk_type == "guardrails"
+            and squash(claim) and squash(claim) in squash(by_label[lb].text)]
+    if not claim:
+        return None
+    if not good:
+        out.drop(claim, "unsupported_claim", f"not a guardrail line of its cited excerpt: {claim[:80]}")
+        return None
     return cite(claim, good)
 
 

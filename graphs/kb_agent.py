@@ -3,12 +3,17 @@
     START -> intake -> extract_required_data --(mode=required_data)--> END
                                              --(answer)-------------> retrieve
     retrieve --(nothing relevant)--> abstain -> END
-             --(relevant)----------> assemble_context -> generate
+             --(relevant)----------> assemble_context --(answer)--> generate
+                                                      --(mode=artifact)--> build_artifact
     generate --(model: excerpts do not answer)--> abstain -> END
              --(draft)--> check_guardrails
     check_guardrails --(failed, retries left)--> generate          (bounded by max_regenerations)
                      --(failed / low confidence)--> uncertain -> END
                      --(passed)--> END   (decision can_proceed, or needs_data if fields are missing)
+    build_artifact --(no material for its core headings)--> abstain -> END
+                   --(failed, retries left)--> build_artifact      (bounded by max_regenerations)
+                   --(failed / low confidence)--> uncertain -> END
+                   --(passed)--> END
 
 Each node is a thin adapter over one engine step (citewise.engine); each routing function below
 asks `engine.routes`, which `engine.answer` asks too, so the graph and the plain pipeline agree.
@@ -23,10 +28,11 @@ from langgraph.runtime import Runtime
 
 from ..config import Context, ServedContext, context_from
 from ..engine import routes
-from ..engine.records import Draft, Retrieval, Verdict, load
+from ..engine.records import Artifact, Draft, Retrieval, Verdict, load
 from ..nodes import (
     abstain,
     assemble_context,
+    build_artifact,
     check_guardrails,
     extract_required_data,
     generate,
@@ -46,6 +52,22 @@ def route_after_retrieve(state: dict[str, Any], runtime: Runtime[Context]) -> Li
     """Abstain before any generation when retrieval found nothing relevant enough."""
     retrieval = load(Retrieval, state["retrieval"])
     return routes.after_retrieve(bool(retrieval.hits), retrieval.relevance, context_from(runtime.context))
+
+
+def route_after_context(state: dict[str, Any]) -> Literal["generate", "build_artifact"]:
+    """Mode `artifact` builds the requested document from the context; anything else is answered."""
+    return routes.after_context(state.get("mode") or "answer")
+
+
+def route_after_artifact(state: dict[str, Any], runtime: Runtime[Context]) -> Literal[
+        "build_artifact", "abstain", "uncertain", "__end__"]:
+    """No material abstains; a failed check earns a bounded rebuild; then failure or low confidence is
+    `uncertain`, as for answers."""
+    guard = state.get("guardrails") or {}
+    step = routes.after_artifact(load(Draft, state["draft"]), load(Artifact, state["artifact"]),
+                                 bool(guard.get("passed")), float(state.get("confidence") or 0.0),
+                                 int(state.get("attempts") or 0), context_from(runtime.context))
+    return END if step == "end" else step
 
 
 def route_after_generate(state: dict[str, Any]) -> Literal["check_guardrails", "abstain"]:
@@ -70,6 +92,7 @@ def build_graph(*, checkpointer: Any = None, name: str = "kb_agent", context_sch
     builder.add_node("retrieve", retrieve)
     builder.add_node("assemble_context", assemble_context)
     builder.add_node("generate", generate)
+    builder.add_node("build_artifact", build_artifact)
     builder.add_node("check_guardrails", check_guardrails)
     builder.add_node("abstain", abstain)
     builder.add_node("uncertain", uncertain)
@@ -78,7 +101,9 @@ def build_graph(*, checkpointer: Any = None, name: str = "kb_agent", context_sch
     builder.add_edge("intake", "extract_required_data")
     builder.add_conditional_edges("extract_required_data", route_after_required_data, ["retrieve", END])
     builder.add_conditional_edges("retrieve", route_after_retrieve, ["assemble_context", "abstain"])
-    builder.add_edge("assemble_context", "generate")
+    builder.add_conditional_edges("assemble_context", route_after_context, ["generate", "build_artifact"])
+    builder.add_conditional_edges("build_artifact", route_after_artifact,
+                                  ["build_artifact", "abstain", "uncertain", END])
     builder.add_conditional_edges("generate", route_after_generate, ["check_guardrails", "abstain"])
     builder.add_conditional_edges("check_guardrails", route_after_guardrails, ["generate", "uncertain", END])
     builder.add_edge("abstain", END)

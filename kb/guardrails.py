@@ -54,6 +54,12 @@ def parse_guardrails(text: str) -> Guardrails:
     return rules
 
 
+def rule_kind(line: str) -> str | None:
+    """The marker a guardrail line starts with ("never say", "never", "always"), or None."""
+    m = _MARKER.match(clean_markdown(line))
+    return m.group(1).lower() if m else None
+
+
 # Words that make an `Always:` rule an instruction to the agent rather than content ("mention that ...").
 _INSTRUCTION = {"mention", "state", "explain", "tell", "remind", "say", "note", "discuss", "inform", "advis",
                 "ensur", "includ", "describ", "warn", "point", "make", "sure", "clear", "alway", "recommend"}

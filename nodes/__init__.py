@@ -2,6 +2,7 @@
 
 from .abstain import abstain
 from .assemble_context import assemble_context
+from .build_artifact import build_artifact
 from .check_guardrails import check_guardrails
 from .extract_required_data import extract_required_data
 from .generate import generate
@@ -9,5 +10,5 @@ from .intake import intake
 from .retrieve import retrieve
 from .uncertain import uncertain
 
-__all__ = ["abstain", "assemble_context", "check_guardrails", "extract_required_data", "generate", "intake",
-           "retrieve", "uncertain"]
+__all__ = ["abstain", "assemble_context", "build_artifact", "check_guardrails", "extract_required_data", "generate",
+           "intake", "retrieve", "uncertain"]

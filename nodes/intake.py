@@ -25,6 +25,7 @@ def intake(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
         "decision": "uncertain", "confidence": 0.0, "response": {"text": "", "sections": []}, "citations": [],
         "article_reference": None, "required_fields": dict(EMPTY_FIELDS), "missing_fields": [], "invalid_fields": {},
         "guardrails": {"passed": True, "violations": []}, "needs_review": False, "review": {"dropped": []},
+        "artifact": None,
         "resolution": None, "retrieval": None, "context": None, "draft": None, "verdict": None, "feedback": None,
         "attempts": 0,
         "metadata": Overwrite(start_metadata(inquiry, ctx, kb.generation)),

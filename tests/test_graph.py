@@ -129,14 +129,14 @@ def test_graph_as_a_tool(kb_home: Path) -> None:
 def test_studio_schemas_describe_input_output_and_context() -> None:
     inp, out, ctx = graph.get_input_jsonschema(), graph.get_output_jsonschema(), graph.get_context_jsonschema()
     assert inp["required"] == ["question"] and set(inp["properties"]) == {"question", "filters", "collected_data",
-                                                                          "max_tokens", "mode"}
+                                                                          "max_tokens", "mode", "artifact_type"}
     assert {"decision", "confidence", "response", "citations", "article_reference", "required_fields",
             "missing_fields", "guardrails", "metadata"} <= set(out["properties"])
     assert ctx["properties"]["confidence_threshold"]["default"] == 0.7
     assert "description" in ctx["properties"]["relevance_threshold"]
     nodes = set(graph.get_graph().nodes) - {"__start__", "__end__"}
     assert nodes == {"intake", "extract_required_data", "retrieve", "assemble_context", "generate",
-                     "check_guardrails", "abstain", "uncertain"}
+                     "check_guardrails", "build_artifact", "abstain", "uncertain"}
 
 
 def test_readme_shows_the_current_graph_and_the_two_commands() -> None:

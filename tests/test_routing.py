@@ -3,8 +3,10 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from citewise.config import Context
-from citewise.engine.records import Draft, Relevance, Retrieval, Verdict, dump
+from citewise.engine.records import Artifact, ArtifactHeading, Draft, Relevance, Retrieval, Verdict, dump
 from citewise.graphs.kb_agent import (
+    route_after_artifact,
+    route_after_context,
     route_after_generate,
     route_after_guardrails,
     route_after_required_data,
@@ -54,3 +56,28 @@ def test_low_confidence_or_an_unanswered_question_is_uncertain_else_end() -> Non
     assert route_after_guardrails(_checked(True, 0.69, 1), rt(confidence_threshold=0.7)) == "uncertain"
     assert route_after_guardrails(_checked(True, 0.7, 1), rt(confidence_threshold=0.7)) == "__end__"
     assert route_after_guardrails(_checked(True, 0.95, 1, ["the amount"]), rt()) == "uncertain"
+
+
+def test_artifact_mode_builds_an_artifact_instead_of_an_answer() -> None:
+    assert route_after_context({"mode": "artifact"}) == "build_artifact"
+    assert route_after_context({"mode": "answer"}) == "generate"
+    assert route_after_required_data({"mode": "artifact"}) == "retrieve"
+
+
+def _built(*, cannot: bool = False, steps: bool = True, passed: bool = True, confidence: float = 0.9,
+           attempts: int = 1) -> dict:
+    headings = [ArtifactHeading("Before you start", ["x [C1]"], False),
+                ArtifactHeading("Steps", ["y [C2]"] if steps else [], not steps)]
+    return {"draft": dump(Draft(cannot_answer=cannot)), "artifact": dump(Artifact("workflow", "t", headings)),
+            "guardrails": {"passed": passed}, "confidence": confidence, "attempts": attempts}
+
+
+def test_an_artifact_routes_like_an_answer_and_abstains_without_core_content() -> None:
+    assert route_after_artifact(_built(), rt()) == "__end__"
+    assert route_after_artifact(_built(cannot=True), rt()) == "abstain"
+    assert route_after_artifact(_built(passed=False), rt(max_regenerations=1)) == "build_artifact"
+    assert route_after_artifact(_built(passed=False, attempts=2), rt(max_regenerations=1)) == "uncertain"
+    assert route_after_artifact(_built(confidence=0.5), rt(confidence_threshold=0.7)) == "uncertain"
+    # "Before you start" is not core to a workflow: with no steps left after verification it abstains.
+    assert route_after_artifact(_built(steps=False, passed=False, attempts=2), rt()) == "abstain"
+    assert route_after_artifact(_built(steps=False, passed=False), rt()) == "build_artifact"
