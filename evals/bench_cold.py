@@ -14,8 +14,10 @@ interleaved round by round (so a busy machine slows every variant alike), median
 plus the one-time first use of the ONNX backend (export into an empty cache), peak RSS of each
 cold process (os.wait4), and in-process document throughput (texts/s) on the same SciFact
 abstracts: torch batch 64 (today's setting) vs ONNX, alternating slices, with a sweep of
-batch-by-length sorting, batch size, intra-op threads and spinning on a smaller slice. The
-torch-vs-ONNX cosine of every abstract is reported as a parity check.
+batch-by-length sorting, batch size, intra-op threads and spinning on a smaller slice (and an
+int8-quantised copy, for reference only). Throughput is given per wall second and per CPU second
+of the process: on a shared machine the second is the steadier. The torch-vs-ONNX cosine of
+every abstract is reported as a parity check.
 """
 
 from __future__ import annotations
@@ -133,8 +135,18 @@ def load_abstracts(dataset: Path, n: int) -> list[str]:
     return texts
 
 
-def throughput(texts: list[str], sweep_n: int, slice_size: int = 250) -> dict[str, Any]:
-    """texts/s of torch (batch 64, as MiniLMEmbedder uses it) vs ONNX (defaults), alternating slices."""
+def clock(fn: Any) -> tuple[float, float, Any]:
+    """(wall s, CPU s of this process, result): CPU time is the steadier number on a shared machine."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    out = fn()
+    return time.perf_counter() - wall, time.process_time() - cpu, out
+
+
+def throughput(texts: list[str], sweep_n: int, work_dir: Path, slice_size: int = 250) -> dict[str, Any]:
+    """texts/s of torch (batch 64, as MiniLMEmbedder uses it) vs ONNX (defaults), alternating slices,
+    then a sweep of ONNX settings (and, for reference only, a dynamically int8-quantised copy)."""
+    import torch
+
     from citewise.retrieval import onnx_minilm
     from citewise.retrieval.embeddings import MiniLMEmbedder, _load_sentence_transformer
 
@@ -143,68 +155,95 @@ def throughput(texts: list[str], sweep_n: int, slice_size: int = 250) -> dict[st
     src = Path(emb.path)
     onnx_file = onnx_minilm.ensure_exported(src)
     tok_file = src / "tokenizer.json"
+    threads = onnx_minilm.default_threads()
     default = onnx_minilm.OnnxMiniLM(onnx_file, tok_file)
+    bs = emb.onnx_batch_size
 
-    def torch_encode(batch: list[str], bs: int = emb.batch_size) -> np.ndarray:
-        return np.asarray(st.encode(batch, batch_size=bs, normalize_embeddings=True, convert_to_numpy=True,
+    def torch_encode(batch: list[str], size: int = emb.batch_size) -> np.ndarray:
+        return np.asarray(st.encode(batch, batch_size=size, normalize_embeddings=True, convert_to_numpy=True,
                                     show_progress_bar=False), dtype=np.float32)
 
     torch_encode(texts[:16])
     default.encode(texts[:16])
-    t_torch = t_onnx = 0.0
+    totals = {"torch_wall": 0.0, "torch_cpu": 0.0, "onnx_wall": 0.0, "onnx_cpu": 0.0}
     tv, ov = [], []
     for start in range(0, len(texts), slice_size):
         part = texts[start:start + slice_size]
-        t = time.perf_counter()
-        tv.append(torch_encode(part))
-        t_torch += time.perf_counter() - t
-        t = time.perf_counter()
-        ov.append(default.encode(part, batch_size=emb.onnx_batch_size))
-        t_onnx += time.perf_counter() - t
+        wall, cpu, vecs = clock(lambda part=part: torch_encode(part))
+        totals["torch_wall"] += wall
+        totals["torch_cpu"] += cpu
+        tv.append(vecs)
+        wall, cpu, vecs = clock(lambda part=part: default.encode(part, batch_size=bs))
+        totals["onnx_wall"] += wall
+        totals["onnx_cpu"] += cpu
+        ov.append(vecs)
     cos = (np.concatenate(tv) * np.concatenate(ov)).sum(axis=1)
+    n = len(texts)
     n_tokens = [min(len(default.token_ids(t)) + 2, onnx_minilm.MAX_LENGTH) for t in texts]
-    main = {"texts": len(texts), "mean_tokens": round(float(np.mean(n_tokens)), 1),
-            "torch_texts_per_s": round(len(texts) / t_torch, 1), "onnx_texts_per_s": round(len(texts) / t_onnx, 1),
-            "speedup": round(t_torch / t_onnx, 2), "torch_threads": _torch_threads(),
-            "onnx_threads": onnx_minilm.default_threads(), "onnx_batch_size": emb.onnx_batch_size,
+    main = {"texts": n, "mean_tokens": round(float(np.mean(n_tokens)), 1),
+            "torch_texts_per_s": round(n / totals["torch_wall"], 1),
+            "onnx_texts_per_s": round(n / totals["onnx_wall"], 1),
+            "speedup_wall": round(totals["torch_wall"] / totals["onnx_wall"], 2),
+            "torch_texts_per_cpu_s": round(n / totals["torch_cpu"], 1),
+            "onnx_texts_per_cpu_s": round(n / totals["onnx_cpu"], 1),
+            "speedup_cpu": round(totals["torch_cpu"] / totals["onnx_cpu"], 2),
+            "torch_threads": torch.get_num_threads(), "onnx_threads": threads, "onnx_batch_size": bs,
             "parity_cosine_min": round(float(cos.min()), 7), "parity_cosine_mean": round(float(cos.mean()), 7)}
 
     sub = texts[:sweep_n]
-    sessions: dict[tuple[int, bool], Any] = {(onnx_minilm.default_threads(), False): default}
+    one = onnx_minilm.OnnxMiniLM(onnx_file, tok_file, threads=1)
+    spin = onnx_minilm.OnnxMiniLM(onnx_file, tok_file, spinning=True)
 
-    def session(threads: int, spinning: bool) -> Any:
-        if (threads, spinning) not in sessions:
-            sessions[threads, spinning] = onnx_minilm.OnnxMiniLM(onnx_file, tok_file, threads=threads,
-                                                                 spinning=spinning)
-        return sessions[threads, spinning]
+    def torch_one_thread() -> np.ndarray:
+        before = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            return torch_encode(sub)
+        finally:
+            torch.set_num_threads(before)
 
-    threads = onnx_minilm.default_threads()
     configs: list[tuple[str, Any]] = [
         ("torch bs64 (today)", lambda: torch_encode(sub, 64)),
         ("torch bs16", lambda: torch_encode(sub, 16)),
-        (f"onnx bs{emb.onnx_batch_size} sorted t{threads} (default)",
-         lambda: default.encode(sub, emb.onnx_batch_size)),
-        (f"onnx bs{emb.onnx_batch_size} unsorted t{threads}",
-         lambda: default.encode(sub, emb.onnx_batch_size, sort_by_length=False)),
-        (f"onnx bs{emb.onnx_batch_size} sorted t1", lambda: session(1, False).encode(sub, emb.onnx_batch_size)),
-        (f"onnx bs{emb.onnx_batch_size} sorted t{threads} spinning",
-         lambda: session(threads, True).encode(sub, emb.onnx_batch_size)),
-        *[(f"onnx bs{bs} sorted t{threads}", lambda bs=bs: default.encode(sub, bs)) for bs in (8, 16, 64, 128)],
+        ("torch bs64 1 thread", torch_one_thread),
+        (f"onnx bs{bs} sorted t{threads} (default)", lambda: default.encode(sub, bs)),
+        (f"onnx bs{bs} unsorted t{threads}", lambda: default.encode(sub, bs, sort_by_length=False)),
+        (f"onnx bs{bs} sorted t1", lambda: one.encode(sub, bs)),
+        (f"onnx bs{bs} sorted t{threads} spinning", lambda: spin.encode(sub, bs)),
+        *[(f"onnx bs{size} sorted t{threads}", lambda size=size: default.encode(sub, size)) for size in (8, 16, 64)],
     ]
-    session(1, False).encode(sub[:8])
-    session(threads, True).encode(sub[:8])
+    quantised = _int8_copy(onnx_file, work_dir / "int8.onnx")
+    if quantised is not None:
+        int8 = onnx_minilm.OnnxMiniLM(quantised, tok_file)
+        int8.encode(sub[:8])
+        configs.append((f"onnx INT8 bs{bs} t{threads} (reference)", lambda: int8.encode(sub, bs)))
+    one.encode(sub[:8])
+    spin.encode(sub[:8])
+    reference = default.encode(sub, bs)
     sweep = []
     for name, fn in configs:
-        t = time.perf_counter()
-        fn()
-        sweep.append({"config": name, "texts_per_s": round(len(sub) / (time.perf_counter() - t), 1)})
+        wall, cpu, vecs = clock(fn)
+        row = {"config": name, "texts_per_s": round(len(sub) / wall, 1), "texts_per_cpu_s": round(len(sub) / cpu, 1)}
+        if "INT8" in name:
+            row["cosine_min_vs_fp32"] = round(float((vecs * reference).sum(axis=1).min()), 4)
+        sweep.append(row)
     return {"main": main, "sweep_texts": len(sub), "sweep": sweep}
 
 
-def _torch_threads() -> int:
-    import torch
+def _int8_copy(onnx_file: Path, out: Path) -> Path | None:
+    """Dynamic per-channel int8 quantisation (onnxruntime.quantization): measured only, never used —
+    its vectors differ from fp32 (cosine ~0.99), which would invalidate existing indexes."""
+    try:
+        import logging
 
-    return torch.get_num_threads()
+        from onnxruntime.quantization import QuantType, quantize_dynamic
+
+        logging.getLogger().setLevel(logging.ERROR)
+        quantize_dynamic(str(onnx_file), str(out), weight_type=QuantType.QInt8, per_channel=True,
+                         extra_options={"DefaultTensorType": 1})  # 1 = float: shape inference misses some outputs
+        return out
+    except Exception:
+        return None
 
 
 def first_use(cache: Path) -> dict[str, Any]:
@@ -243,11 +282,15 @@ def table(result: dict[str, Any]) -> str:
                      f"{row['wall_s']}")
     if "throughput" in result:
         m = result["throughput"]["main"]
-        lines += ["", f"throughput on {m['texts']} SciFact abstracts (mean {m['mean_tokens']} tokens): "
-                      f"torch {m['torch_texts_per_s']}/s, onnx {m['onnx_texts_per_s']}/s, x{m['speedup']}; "
-                      f"parity cosine min {m['parity_cosine_min']} mean {m['parity_cosine_mean']}",
-                  f"sweep on {result['throughput']['sweep_texts']} abstracts:"]
-        lines += [f"  {row['config']:<36}{row['texts_per_s']:>8.1f} texts/s" for row in result["throughput"]["sweep"]]
+        lines += ["", f"throughput on {m['texts']} SciFact abstracts (mean {m['mean_tokens']} tokens), texts/s "
+                      f"(per CPU-second): torch {m['torch_texts_per_s']} ({m['torch_texts_per_cpu_s']}), "
+                      f"onnx {m['onnx_texts_per_s']} ({m['onnx_texts_per_cpu_s']}), "
+                      f"x{m['speedup_wall']} wall, x{m['speedup_cpu']} CPU",
+                  f"parity over those abstracts: cosine min {m['parity_cosine_min']} mean {m['parity_cosine_mean']}",
+                  f"sweep on {result['throughput']['sweep_texts']} abstracts:{'texts/s':>26}{'per CPU-s':>11}"]
+        lines += [f"  {row['config']:<40}{row['texts_per_s']:>8.1f}{row['texts_per_cpu_s']:>11.1f}"
+                  + (f"  cosine vs fp32 >= {row['cosine_min_vs_fp32']}" if "cosine_min_vs_fp32" in row else "")
+                  for row in result["throughput"]["sweep"]]
     return "\n".join(lines)
 
 
@@ -273,7 +316,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.texts > 0:
             os.environ["CITEWISE_CACHE_DIR"] = str(cache)
             texts = load_abstracts(args.dataset, args.texts)
-            result["throughput"] = throughput(texts, min(args.sweep_texts, len(texts)))
+            result["throughput"] = throughput(texts, min(args.sweep_texts, len(texts)), Path(tmp))
     result["load_after"] = [round(x, 2) for x in os.getloadavg()]
     if not args.json:
         print(table(result))

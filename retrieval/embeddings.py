@@ -11,7 +11,7 @@ kept in a per-process LRU cache.
 Backends: the model runs on onnxruntime when it is installed (retrieval/onnx_minilm.py: exported
 once from the packaged weights, then cached), because importing torch + sentence-transformers to
 embed one query cost seconds per cold `citewise ask`; otherwise on sentence-transformers. Both give
-the same vectors (cosine >= 0.999999 in tests/test_onnx_embeddings.py), so they share model ids,
+the same vectors (cosine >= 0.99999 in tests/test_onnx_embeddings.py), so they share model ids,
 cached window vectors and existing indexes. `CITEWISE_EMBEDDINGS_BACKEND=onnx|torch|auto` (default
 auto) forces one.
 """
@@ -143,8 +143,8 @@ class MiniLMEmbedder:
 
     @property
     def backend(self) -> str:
-        """"onnx" or "torch", decided once: onnx unless forced to torch, or (in auto) onnxruntime is
-        missing or the one-time export fails — then sentence-transformers, with a warning."""
+        """Which runtime embeds: `onnx` unless forced to `torch`, or (in auto) onnxruntime is missing
+        or the one-time export fails — then sentence-transformers, with a warning. Decided once."""
         if self._backend is None:
             with self._lock:
                 if self._backend is None:
