@@ -18,7 +18,8 @@ import yaml
 from ..errors import IngestError
 
 # Bump when parsing or chunking changes what a file becomes: stores re-parse every file once.
-PARSER_VERSION = "2"
+# 3: chunks carry their source position; documents carry source_type.
+PARSER_VERSION = "3"
 
 # heading (normalised) -> (chunk_type, tier)
 SECTION_KINDS: dict[str, tuple[str, str]] = {
@@ -48,11 +49,33 @@ _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 
 
 @dataclass
+class Unit:
+    """A piece of a section the chunker never splits unless it alone exceeds the chunk size (a converted
+    paragraph, list item, table, slide body or transcript window), with where it came from.
+
+    Offsets index the document's text (`Converted.text` for converted files, the file's text for
+    Markdown), so a citation can point at a character range without the store keeping a second copy.
+    """
+
+    text: str
+    start: int | None = None
+    end: int | None = None
+    page: int | None = None
+    slide: int | None = None
+    start_time: float | None = None
+    end_time: float | None = None
+    speakers: tuple[str, ...] = ()
+
+
+@dataclass
 class Section:
     heading: str
     chunk_type: str
     tier: str
     text: str
+    start: int | None = None  # offset of `text` in the document's text, when known (Markdown)
+    units: list[Unit] | None = None  # converted files: the blocks `text` is made of, with their positions
+    heading_path: tuple[str, ...] = ()  # converted files: the chain of headings above the section
 
 
 @dataclass
@@ -65,6 +88,8 @@ class Document:
     content_hash: str
     structured: bool = False  # True when the file follows the KB article format (front matter)
     warnings: list[str] = field(default_factory=list)
+    source_type: str = ""  # pdf, docx, html, pptx, xlsx, transcript, markdown, text, beir
+    tags: list[str] = field(default_factory=list)  # the RAG spec's chunk `tags`: front-matter tags, then k=v
 
 
 def content_hash(text: str) -> str:
@@ -133,24 +158,33 @@ def parse_markdown(text: str, *, source: str, default_id: str, default_title: st
     sections: list[Section] = []
     heading, buf, first_h1 = "", [], None
     in_fence = False
+    offset = len(text) - len(body)  # where the current line starts in `text` (body is a suffix of it)
+    buf_start = offset
 
     def flush() -> None:
-        body_text = "".join(buf).strip()
+        raw = "".join(buf)
+        body_text = raw.strip()
         if body_text:
             chunk_type, tier = section_kind(heading, kinds) if (structured and heading) else CONTENT
-            sections.append(Section(heading or "", chunk_type, tier, body_text))
+            start = buf_start + len(raw) - len(raw.lstrip())
+            sections.append(Section(heading or "", chunk_type, tier, body_text, start=start,
+                                    heading_path=(heading,) if heading else ()))
 
     for line in body.splitlines(keepends=True):
+        line_start, offset = offset, offset + len(line)
         if line.lstrip().startswith("```"):
             in_fence = not in_fence
         m = None if in_fence else _HEADING.match(line.rstrip("\n"))
         if m and len(m.group(1)) == 1 and first_h1 is None and not sections and not "".join(buf).strip():
             first_h1 = m.group(2).strip()
+            buf, buf_start = [], offset  # only blank lines were before it
             continue
         if m and len(m.group(1)) <= 2:
             flush()
-            heading, buf = m.group(2).strip(), []
+            heading, buf, buf_start = m.group(2).strip(), [], offset
             continue
+        if not buf:
+            buf_start = line_start
         buf.append(line)
     flush()
 
@@ -186,5 +220,5 @@ def parse_beir_line(line: str, *, source: str, lineno: int) -> Document:
                 metadata[str(key)] = mv
     doc_id = str(record["_id"])
     return Document(doc_id=doc_id, title=title or doc_id, metadata=metadata,
-                    sections=[Section("", *CONTENT, text or title)], source=source,
-                    content_hash=content_hash(line.strip()))
+                    sections=[Section("", *CONTENT, text or title, start=0)], source=source,
+                    content_hash=content_hash(line.strip()), source_type="beir")
