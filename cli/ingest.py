@@ -16,7 +16,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     overrides = {k: v for k, v in (("chunk_size", args.chunk_size), ("chunk_overlap", args.chunk_overlap)) if v}
     ctx = Context(**overrides) if overrides else None
     tags = pairs(args.tag, "--tag")
-    summary = ingest(args.paths, args.home, prune=args.prune, context=ctx, progress=not args.json, tags=tags)
+    summary = ingest(args.paths, args.home, prune=args.prune, context=ctx, progress=not args.json, tags=tags,
+                     workers=args.workers)
     if args.json:
         print_json(summary)
     else:
@@ -62,6 +63,7 @@ def register(sub: Any) -> None:
     p.add_argument("--tag", action="append", metavar="KEY=VALUE",
                    help="filterable metadata for every document of this ingest (repeatable; front matter wins)")
     p.add_argument("--strict", action="store_true", help="exit 2 when any input was skipped")
+    p.add_argument("--workers", type=int, help="processes converting office files (default: by batch size and CPUs)")
     p.add_argument("--json", action="store_true", help="print a JSON summary")
     p.set_defaults(func=cmd_ingest)
 

@@ -33,10 +33,11 @@ from ..retrieval.snapshot import build_indexes, build_lock, forget, is_current, 
 from ..store.sqlite import Store
 from .articles import PARSER_VERSION, Document, content_hash, metadata_value
 from .chunker import Chunk, chunk_document
-from .convert import ConversionError, convert
+from .convert import ConversionError
 from .fields import parse_required_data
 from .guardrails import Guardrails, parse_guardrails
 from .loaders import (
+    TEXT_KINDS,
     SourceFile,
     converted_document,
     digest_of,
@@ -46,6 +47,7 @@ from .loaders import (
     source_type,
     text_of,
 )
+from .parallel import Conversion, conversions, convert_one
 from .progress import Progress, choose_mode
 from .synonyms import load_synonyms
 
@@ -117,12 +119,13 @@ class FilePlan:
 
 def ingest(paths: Iterable[str | Path], home: str | Path | None = None, *, prune: bool = False,
            context: Context | None = None, progress: bool | None = None,
-           tags: dict[str, Any] | None = None) -> dict[str, Any]:
+           tags: dict[str, Any] | None = None, workers: int | None = None) -> dict[str, Any]:
     """Ingest files/folders into the KB at `home`; returns a JSON-able summary.
 
     `tags` ({"team": "ops"}) become filterable metadata of every document ingested by this call (front
     matter still wins) and the chunks' spec `tags` ("team=ops"). `progress`: None shows a bar only on a
     terminal, True also prints plain periodic lines when stderr is not one, False shows nothing.
+    `workers`: processes converting office files (None: by batch size and CPUs; 1: none).
     """
     ctx = context or Context()
     if home is not None:
@@ -144,9 +147,23 @@ def ingest(paths: Iterable[str | Path], home: str | Path | None = None, *, prune
     reparse = store.get_meta("parser_version") != PARSER_VERSION  # unchanged bytes, changed meaning
     changed = False
     step = display.phase("documents", len(files), "file")
+    pending: list[tuple[SourceFile, str]] = []
     for source in files:
-        changed |= ingest_file(source, store, ctx, reparse, summary, tags)
-        step(1)
+        kind = triage(source, store, reparse, tags)
+        if kind is None:
+            summary.files_unchanged += 1
+            step(1)
+        else:
+            pending.append((source, kind))
+    options = {"max_words": max(50, int(ctx.chunk_size * WORDS_PER_TOKEN))}
+    results = conversions([s.path for s, kind in pending if kind not in TEXT_KINDS], options, workers)
+    try:
+        for source, kind in pending:
+            conversion = next(results) if kind not in TEXT_KINDS else None
+            changed |= ingest_file(source, store, ctx, reparse, summary, tags, conversion)
+            step(1)
+    finally:
+        results.close()
     display.close()
     if reparse and files:
         with store.transaction() as conn:
@@ -179,13 +196,29 @@ def check_tags(tags: dict[str, Any] | None) -> dict[str, Any]:
     return out
 
 
+def triage(source: SourceFile, store: Store, reparse: bool, tags: dict[str, Any]) -> str | None:
+    """None when the file is unchanged since it was last ingested (same bytes, same tags: nothing to do),
+    else its source type ("" when it cannot even be read: `plan_file` reports why)."""
+    try:
+        raw = read_bytes(source.path)
+        kind = source_type(source.path, raw)
+        text = text_of(raw, source.path) if kind in TEXT_KINDS else None
+    except IngestError:
+        return ""
+    if not raw.strip():
+        return ""
+    base = digest_of(raw, text)
+    digest = content_hash(base + json.dumps(tags, sort_keys=True)) if tags else base
+    return None if store.source_hash(str(source.path)) == digest and not reparse else kind
+
+
 def ingest_file(source: SourceFile, store: Store, ctx: Context, reparse: bool, summary: Summary,
-                tags: dict[str, Any] | None = None) -> bool:
+                tags: dict[str, Any] | None = None, conversion: Conversion | None = None) -> bool:
     """Plan and write one file; True when the store changed. Whatever goes wrong with this file —
     even a bug in a converter — is reported as a skip and leaves the store as it was."""
     key = str(source.path)
     try:
-        plan = plan_file(source, store, ctx, reparse, summary, tags)
+        plan = plan_file(source, store, ctx, reparse, summary, tags, conversion)
         return write_file(plan, store, summary) if plan is not None else False
     except IngestError as exc:
         summary.skip_error(key, exc)
@@ -199,8 +232,9 @@ def ingest_file(source: SourceFile, store: Store, ctx: Context, reparse: bool, s
 
 
 def plan_file(source: SourceFile, store: Store, ctx: Context, reparse: bool, summary: Summary,
-              tags: dict[str, Any] | None = None) -> FilePlan | None:
-    """Read and parse one file and diff it against the store; None when there is nothing to do."""
+              tags: dict[str, Any] | None = None, conversion: Conversion | None = None) -> FilePlan | None:
+    """Read and parse one file and diff it against the store; None when there is nothing to do.
+    `conversion` is the file already converted by a worker (else it is converted here)."""
     key = str(source.path)
     tags = tags or {}
     raw = read_bytes(source.path)
@@ -211,7 +245,7 @@ def plan_file(source: SourceFile, store: Store, ctx: Context, reparse: bool, sum
         summary.skip(key, reason, warning=True)
         return None
     kind = source_type(source.path, raw)
-    converted = kind not in ("markdown", "text", "beir")
+    converted = kind not in TEXT_KINDS
     text = None if converted else text_of(raw, source.path)
     base = digest_of(raw, text)
     digest = content_hash(base + json.dumps(tags, sort_keys=True)) if tags else base  # other tags: another ingest
@@ -221,11 +255,17 @@ def plan_file(source: SourceFile, store: Store, ctx: Context, reparse: bool, sum
     existing = {} if reparse else store.document_hashes(key)
     plan = FilePlan(source=source, digest=digest, previous=set(store.document_hashes(key)))
     if converted:
-        try:
-            result = convert(source.path, max_words=max(50, int(ctx.chunk_size * WORDS_PER_TOKEN)))
-        except ConversionError as exc:
-            summary.skip(key, exc.message)
+        conversion = conversion or convert_one(source.path, {"max_words": max(50, int(ctx.chunk_size *
+                                                                                    WORDS_PER_TOKEN))})
+        if conversion.digest and conversion.digest != base:
+            summary.skip(key, "the file changed while it was being ingested; ingest it again")
             return None
+        if isinstance(conversion.error, ConversionError):
+            summary.skip(key, conversion.error.message)
+            return None
+        if conversion.error is not None or conversion.result is None:
+            raise conversion.error or ValueError("conversion returned nothing")
+        result = conversion.result
         items: Iterable[Document | IngestError] = [converted_document(result, source, base)]
     else:
         items = read_documents(source, text or "")
@@ -265,7 +305,7 @@ def plan_file(source: SourceFile, store: Store, ctx: Context, reparse: bool, sum
 def apply_metadata(doc: Document, tags: dict[str, Any]) -> None:
     """Filterable metadata in precedence order: front matter (already in `doc.metadata` for articles),
     then ingest tags, then what the file says about itself (source_type, author, created, ...)."""
-    from_file = doc.source_type in ("markdown", "text", "beir")  # front matter / BEIR metadata
+    from_file = doc.source_type in TEXT_KINDS  # front matter / BEIR metadata
     front, derived = (doc.metadata, {}) if from_file else ({}, doc.metadata)
     doc.metadata = {"source_type": doc.source_type, **derived, **tags, **front}
     listed = front.get("tags")

@@ -22,6 +22,7 @@ from .convert.types import decode
 TEXT_SUFFIXES = {".md", ".markdown", ".txt"}
 JSONL_SUFFIXES = {".jsonl"}
 CONVERTED_SUFFIXES = set(SUFFIXES)
+TEXT_KINDS = ("markdown", "text", "beir")  # source types read here; every other one goes through kb.convert
 SYNONYMS_FILE = "synonyms.yaml"
 # document properties of a converted file that become filterable metadata (besides source_type)
 PROPERTY_KEYS = ("author", "created", "language", "speakers")

@@ -357,7 +357,7 @@ def test_a_file_broken_after_ingest_keeps_its_documents_and_is_reported_until_fi
 
 def test_unchanged_files_are_not_converted_again_and_changed_ones_replace_their_chunks(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import citewise.kb.ingest as ingest_module
+    import citewise.kb.parallel as parallel_module
 
     src = tmp_path / "src"
     build_sources(src)
@@ -369,7 +369,7 @@ def test_unchanged_files_are_not_converted_again_and_changed_ones_replace_their_
         raise AssertionError("an unchanged file was converted again")
 
     with monkeypatch.context() as patch:
-        patch.setattr(ingest_module, "convert", no_conversion)
+        patch.setattr(parallel_module, "convert", no_conversion)
         again = ingest([src], home, progress=False)
     assert again["files_unchanged"] == 7 and again["skipped"] == [] and not again["reindexed"]
     assert Store(home).generation() == generation
@@ -405,6 +405,31 @@ def test_a_failure_while_writing_leaves_the_old_document_whole_and_the_batch_goe
         ("plan.pdf", "could not ingest (RuntimeError: disk went away)")]
     assert Store(home).chunks_of("plan.pdf") == before  # all of the old document, none of the new
     assert Store(home).document("extra.html") is not None  # the rest of the batch landed
+
+
+def _chunks(home: Path) -> list[dict]:
+    """Every chunk of a home, without the generation it was written at (two homes differ only there)."""
+    store = Store(home)
+    rows = [c for doc in sorted(d["doc_id"] for d in store.documents()) for c in store.chunks_of(doc)]
+    for row in rows:
+        row["position"].pop("indexVersion")
+    return rows
+
+
+def test_a_batch_converted_by_worker_processes_lands_like_a_sequential_one(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    src.mkdir()
+    for i in range(18):
+        (src / f"page{i:02d}.html").write_text(f"<h1>Page {i}</h1><h2>Steps</h2><p>Step {i}: file form {i}.</p>")
+    (src / "corrupt.docx").write_bytes(b"not a zip")
+    write_docx(src / "procedures.docx")
+    pooled = ingest([src], tmp_path / "pooled", progress=False, workers=2)
+    alone = ingest([src], tmp_path / "alone", progress=False, workers=1)
+    assert [e["reason"] for e in pooled["skipped"]] == [BAD_REASONS["corrupt.docx"]] == [
+        e["reason"] for e in alone["skipped"]]
+    assert pooled["documents_total"] == alone["documents_total"] == 19
+    pooled_chunks, alone_chunks = _chunks(tmp_path / "pooled"), _chunks(tmp_path / "alone")
+    assert pooled_chunks == alone_chunks and pooled_chunks[0]["chunk_type"] == "steps"
 
 
 def test_tags_must_be_plain_key_values(tmp_path: Path) -> None:
