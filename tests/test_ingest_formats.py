@@ -432,6 +432,24 @@ def test_a_batch_converted_by_worker_processes_lands_like_a_sequential_one(tmp_p
     assert pooled_chunks == alone_chunks and pooled_chunks[0]["chunk_type"] == "steps"
 
 
+def test_empty_and_textless_files_are_warned_about_and_never_become_documents(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "empty.md").write_bytes(b"")
+    (src / "blank.txt").write_text("  \n\n \t\n")
+    (src / "only-front-matter.md").write_text("---\nid: fm\ntitle: Only front matter\n---\n")
+    (src / "broken.md").write_text("---\nid: [broken\n---\nbody\n")
+    (src / "real.md").write_text("# Real\n\nActual content about payroll calendars.\n")
+    for attempt in range(2):  # said on every ingest until fixed, never "unchanged"
+        summary = ingest([src], tmp_path / "home", progress=False)
+        reasons = {Path(e["path"]).name: e["reason"] for e in summary["skipped"]}
+        assert reasons == {"empty.md": "empty file (0 bytes)", "blank.txt": "empty file (only whitespace)",
+                           "only-front-matter.md": "document 'fm' has no text to index",
+                           "broken.md": "malformed YAML front matter (front matter line 3)"}
+        assert summary["documents_total"] == 1 and summary["files_unchanged"] == attempt  # real.md, 2nd time
+    assert [d["doc_id"] for d in Store(tmp_path / "home").documents()] == ["real.md"]
+
+
 def test_tags_must_be_plain_key_values(tmp_path: Path) -> None:
     (tmp_path / "a.md").write_text("Some text.\n")
     for tags, message in (({"title": "x"}, "set by citewise"), ({"bad key": "x"}, "non-empty word"),
@@ -495,3 +513,22 @@ def test_cli_reports_each_skip_in_text_mode_and_strict_exits_2(tmp_path: Path) -
     summary = json.loads(strict.stdout)
     assert summary["files_skipped"] == 5 and summary["tags"] == {"team": "benefits"}
     assert summary["files_unchanged"] == 1 and "ingest:" not in strict.stderr  # --json: no progress lines
+
+
+def test_plain_progress_lines_agree_with_their_totals() -> None:
+    from citewise.kb.progress import Progress
+
+    out = io.StringIO()
+    display = Progress("lines", stream=out, interval=0.0)
+    step = display.phase("documents", 3, "file")
+    for _ in range(3):
+        step(1)
+    step = display.phase("embedding", 10, "chunk")
+    step(4)
+    step(25)  # a caller that over-reports never pushes the count past the total
+    display.close()
+    lines = out.getvalue().splitlines()
+    assert lines[0].startswith("ingest: documents 1/3 files (33%)") and "ETA" in lines[0]
+    assert lines[2].startswith("ingest: documents 3/3 files (100%)") and "ETA" not in lines[2]
+    assert lines[3].startswith("ingest: embedding 4/10 chunks (40%)")
+    assert lines[-1].startswith("ingest: embedding 10/10 chunks (100%)") and len(lines) == 5
