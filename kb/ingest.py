@@ -155,11 +155,10 @@ def ingest(paths: Iterable[str | Path], home: str | Path | None = None, *, prune
             step(1)
         else:
             pending.append((source, kind))
-    options = {"max_words": max(50, int(ctx.chunk_size * WORDS_PER_TOKEN))}
-    results = conversions([s.path for s, kind in pending if kind not in TEXT_KINDS], options, workers)
+    results = conversions([s.path for s, kind in pending if converts(kind)], convert_options(ctx), workers)
     try:
         for source, kind in pending:
-            conversion = next(results) if kind not in TEXT_KINDS else None
+            conversion = next(results) if converts(kind) else None
             changed |= ingest_file(source, store, ctx, reparse, summary, tags, conversion)
             step(1)
     finally:
@@ -194,6 +193,16 @@ def check_tags(tags: dict[str, Any] | None) -> dict[str, Any]:
             raise InputError(f"tag {key!r} needs a string, number, boolean or list value (got {value!r})")
         out[key] = mv
     return out
+
+
+def converts(kind: str) -> bool:
+    """Whether a file of this source type goes through kb.convert ("": unreadable, nothing to convert)."""
+    return bool(kind) and kind not in TEXT_KINDS
+
+
+def convert_options(ctx: Context) -> dict[str, Any]:
+    """Transcript windows sized to the chunk size, so a window is a chunk (cut at a speaker turn)."""
+    return {"max_words": max(50, int(ctx.chunk_size * WORDS_PER_TOKEN))}
 
 
 def triage(source: SourceFile, store: Store, reparse: bool, tags: dict[str, Any]) -> str | None:
@@ -255,8 +264,7 @@ def plan_file(source: SourceFile, store: Store, ctx: Context, reparse: bool, sum
     existing = {} if reparse else store.document_hashes(key)
     plan = FilePlan(source=source, digest=digest, previous=set(store.document_hashes(key)))
     if converted:
-        conversion = conversion or convert_one(source.path, {"max_words": max(50, int(ctx.chunk_size *
-                                                                                    WORDS_PER_TOKEN))})
+        conversion = conversion or convert_one(source.path, convert_options(ctx))
         if conversion.digest and conversion.digest != base:
             summary.skip(key, "the file changed while it was being ingested; ingest it again")
             return None

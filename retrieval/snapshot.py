@@ -376,21 +376,29 @@ def build_indexes(store: Store, embedder: Embedder | None = None,
     return manifest
 
 
-EMBED_SLICE = 256  # chunks per embedding call: progress granularity, and a model batch or four
+EMBED_SLICE = 128  # chunks per embedding call: a progress update every few seconds even on a busy CPU
 
 
 def embed_in_slices(embedder: Embedder, texts: list[str], progress: Callable[[int], None] | None = None) -> np.ndarray:
     """Vectors of `texts`, embedded a slice at a time so `progress` counts chunks, the unit its total is
-    in (embedders report their own units, e.g. MiniLM windows, which would overflow a chunk total)."""
+    in (embedders report their own units, e.g. MiniLM windows, which would overflow a chunk total).
+
+    Texts go longest first: each slice then holds texts of similar length (little padding in a model
+    batch), and the ETA starts pessimistic and improves instead of promising too much early on.
+    """
     if not texts:
         return np.zeros((0, embedder.dim), dtype=np.float32)
+    order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
     parts = []
-    for start in range(0, len(texts), EMBED_SLICE):
-        part = texts[start:start + EMBED_SLICE]
-        parts.append(np.asarray(embedder.embed_documents(part), dtype=np.float32))
+    for start in range(0, len(order), EMBED_SLICE):
+        part = order[start:start + EMBED_SLICE]
+        parts.append(np.asarray(embedder.embed_documents([texts[i] for i in part]), dtype=np.float32))
         if progress is not None:
             progress(len(part))
-    return np.concatenate(parts)
+    stacked = np.concatenate(parts)  # the width is known only now (a remote model reports it on first use)
+    vectors = np.empty_like(stacked)
+    vectors[order] = stacked
+    return vectors
 
 
 def swap_in(home: Path, directory: Path) -> None:
