@@ -450,6 +450,31 @@ def test_empty_and_textless_files_are_warned_about_and_never_become_documents(tm
     assert [d["doc_id"] for d in Store(tmp_path / "home").documents()] == ["real.md"]
 
 
+def test_headingless_pages_split_at_paragraphs_and_calls_at_speaker_turns(tmp_path: Path) -> None:
+    from citewise.config import Context
+
+    src = tmp_path / "src"
+    src.mkdir()
+    paragraphs = [f"Paragraph {i} explains how request type {i} is routed, approved and filed by the desk."
+                  for i in range(40)]
+    (src / "memo.html").write_text("<html><body>" + "".join(f"<p>{p}</p>" for p in paragraphs) + "</body></html>")
+    write_vtt(src / "briefing.vtt")
+    ingest([src], tmp_path / "home", progress=False, context=Context(chunk_size=160, chunk_overlap=20))
+    store = Store(tmp_path / "home")
+    memo = store.chunks_of("memo.html")
+    assert len(memo) > 3 and all(c["chunk_type"] == "content" and "heading_path" not in c["position"] for c in memo)
+    for chunk in memo:  # whole paragraphs only, each chunk within the size
+        assert all(part in paragraphs for part in chunk["text"].split("\n\n")) and chunk["tokens"] <= 160
+    call = store.chunks_of("briefing.vtt")
+    assert len(call) > 5
+    for chunk in call:
+        first = chunk["text"].split("\n")[0]
+        assert first.split(":")[0] in {"Alex Kim", "Morgan Lee", "Dana Ruiz"}  # a window starts with its speaker
+        assert set(chunk["position"]["speakers"]) <= {"Alex Kim", "Morgan Lee", "Dana Ruiz"}
+    starts = [c["position"]["start_time"] for c in call]
+    assert starts == sorted(starts) and call[-1]["position"]["end_time"] >= 20 * 60  # the whole call
+
+
 def test_tags_must_be_plain_key_values(tmp_path: Path) -> None:
     (tmp_path / "a.md").write_text("Some text.\n")
     for tags, message in (({"title": "x"}, "set by citewise"), ({"bad key": "x"}, "non-empty word"),
