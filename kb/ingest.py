@@ -1,9 +1,10 @@
 """Ingestion: files -> documents -> chunks in the store, then one rebuild of the index snapshot.
 
-    ingest = for each file: plan_file -> write_file;  then write_synonyms, prune, reindex
+    ingest = triage every file (unchanged ones stop here);
+             for each changed file: [convert] -> plan_file -> write_file;  then write_synonyms, prune, reindex
 
-Unchanged files (same bytes) are skipped without parsing; a changed file replaces its documents'
-chunks in one transaction; documents that vanished from a re-ingested file are removed; `prune`
+Unchanged files (same bytes, same tags) are skipped without parsing; a changed file replaces its
+documents' chunks in one transaction; documents that vanished from a re-ingested file are removed; `prune`
 removes documents whose files are gone. Office documents, web pages and transcripts are converted by
 `kb.convert` and keep their source positions (page, slide, heading path, time range) per chunk.
 
