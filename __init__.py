@@ -20,13 +20,15 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 
-def ingest(paths: Any, home: str | Path | None = None, *, prune: bool = False) -> dict[str, Any]:
-    """Ingest files or folders into a KB home; returns the ingest summary."""
+def ingest(paths: Any, home: str | Path | None = None, *, prune: bool = False,
+           tags: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Ingest files or folders into a KB home; returns the ingest summary. `tags` ({"team": "ops"})
+    become filterable metadata of every document of this ingest (front matter wins over them)."""
     from .kb.ingest import ingest as _ingest
 
     if isinstance(paths, str | bytes) or hasattr(paths, "__fspath__"):
         paths = [paths]
-    return _ingest(paths, home, prune=prune)
+    return _ingest(paths, home, prune=prune, tags=tags)
 
 
 def ask(question: str, *, home: str | Path | None = None, filters: dict[str, Any] | None = None,

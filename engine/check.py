@@ -113,11 +113,19 @@ def build_citations(labels: list[str], chunks: list[ContextChunk], kb: Knowledge
         if c is None:
             continue
         doc = kb.docs.get(c.doc_id)
-        out.append(Citation(id=label, chunk_id=c.chunk_id, doc_id=c.doc_id, title=display_text(c.title),
+        pos = c.position
+        title = display_text(c.title)
+        out.append(Citation(id=label, chunk_id=c.chunk_id, doc_id=c.doc_id, title=title,
                             chunk_type=c.chunk_type, tier=c.tier, score=round(float(c.score), 6),
                             snippet=masked(display_text(c.text, SNIPPET_CHARS)),
                             metadata=display_metadata(doc.metadata) if doc else {},
-                            section=display_text(c.section, 120)))
+                            section=display_text(c.section, 120),
+                            page=pos.get("page"), slide=pos.get("slide"),
+                            start=clock(pos["start_time"]) if pos.get("start_time") is not None else None,
+                            end=clock(pos["end_time"]) if pos.get("end_time") is not None else None,
+                            heading_path=[display_text(str(h), 120) for h in pos.get("heading_path") or []],
+                            speakers=[display_text(str(sp), 80) for sp in pos.get("speakers") or []],
+                            reference=reference(title, pos), position=dict(pos)))
     out.sort(key=lambda c: int(c.id[1:]))
     return out
 
@@ -129,6 +137,42 @@ def conflict_note(kb: KnowledgeBase, resolution: Resolution) -> str:
               for a in (resolution.article_id, *resolution.conflicts)]
     return (f"Note: {len(titles)} articles in this knowledge base cover exactly this inquiry and may disagree "
             f"({'; '.join(titles)}); a reviewer should confirm which one applies.")
+
+
+def clock(seconds: float) -> str:
+    """Seconds as a citation shows them: "12:34", or "1:02:03" past an hour."""
+    whole = max(int(seconds), 0)
+    hours, rest = divmod(whole, 3600)
+    return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
+
+
+def _numbers(label: str, plural: str, values: list[int]) -> str:
+    if len(values) <= 1:
+        return f"{label} {values[0]}"
+    if values == list(range(values[0], values[-1] + 1)):
+        return f"{plural} {values[0]}-{values[-1]}"
+    return f"{plural} {', '.join(map(str, values))}"
+
+
+def locator(position: dict[str, Any], title: str = "") -> str:
+    """The most precise human locator a position has: time (transcripts), slide, page, else the heading
+    path (without a first heading that only repeats the title); "" when the source has none."""
+    if position.get("start_time") is not None:
+        return f"t={clock(position['start_time'])}"
+    if position.get("slide") is not None:
+        return _numbers("slide", "slides", list(position.get("slides") or [position["slide"]]))
+    if position.get("page") is not None:
+        return _numbers("p.", "pp.", list(position.get("pages") or [position["page"]]))
+    path = [str(p) for p in position.get("heading_path") or []]
+    if path and path[0] == title:
+        path = path[1:]
+    return " > ".join(path)
+
+
+def reference(title: str, position: dict[str, Any]) -> str:
+    """`Plan Document, p. 12`: what a person reads next to [C#] to find the passage."""
+    where = locator(position, title)
+    return f"{title}, {where}" if where else title
 
 
 def depends_note(kb: KnowledgeBase, resolution: Resolution) -> str:

@@ -207,6 +207,15 @@ class Citation:
     snippet: str
     metadata: dict[str, Any] = field(default_factory=dict)
     section: str = ""  # the heading the chunk sits under (plain documents have no chunk types)
+    # where in the source the cited chunk is (absent fields: the format has no such locator)
+    page: int | None = None  # first page (PDF, Word-saved DOCX); every page in position["pages"]
+    slide: int | None = None  # first slide (PPTX); every slide in position["slides"]
+    start: str | None = None  # transcript time range, "12:34" (h:mm:ss past an hour)
+    end: str | None = None
+    heading_path: list[str] = field(default_factory=list)
+    speakers: list[str] = field(default_factory=list)
+    reference: str = ""  # how a person finds it: "Plan Document, p. 12", "Weekly call, t=12:34"
+    position: dict[str, Any] = field(default_factory=dict)  # the chunk's full position (RAG spec fields)
 
 
 @dataclass

@@ -19,7 +19,8 @@ from ..errors import IngestError
 from .text import instruction_snippets, visible
 
 # Bump when parsing or chunking changes what a file becomes: stores re-parse every file once.
-PARSER_VERSION = "5"
+# 6: chunks carry their source position, documents their source_type; quarantine; code blocks whole.
+PARSER_VERSION = "6"
 
 # heading (normalised) -> (chunk_type, tier)
 SECTION_KINDS: dict[str, tuple[str, str]] = {
@@ -49,11 +50,33 @@ _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 
 
 @dataclass
+class Unit:
+    """A piece of a section the chunker never splits unless it alone exceeds the chunk size (a converted
+    paragraph, list item, table, slide body or transcript window), with where it came from.
+
+    Offsets index the document's text (`Converted.text` for converted files, the file's text for
+    Markdown), so a citation can point at a character range without the store keeping a second copy.
+    """
+
+    text: str
+    start: int | None = None
+    end: int | None = None
+    page: int | None = None
+    slide: int | None = None
+    start_time: float | None = None
+    end_time: float | None = None
+    speakers: tuple[str, ...] = ()
+
+
+@dataclass
 class Section:
     heading: str
     chunk_type: str
     tier: str
     text: str
+    start: int | None = None  # offset of `text` in the document's text, when known (Markdown)
+    units: list[Unit] | None = None  # converted files: the blocks `text` is made of, with their positions
+    heading_path: tuple[str, ...] = ()  # converted files: the chain of headings above the section
 
 
 @dataclass
@@ -67,6 +90,8 @@ class Document:
     structured: bool = False  # True when the file follows the KB article format (front matter)
     warnings: list[str] = field(default_factory=list)
     quarantine: str = ""  # why the document is not trusted as a source (it addresses the assistant)
+    source_type: str = ""  # pdf, docx, html, pptx, xlsx, transcript, markdown, text, beir
+    tags: list[str] = field(default_factory=list)  # the RAG spec's chunk `tags`: front-matter tags, then k=v
 
 
 def content_hash(text: str) -> str:
@@ -107,7 +132,7 @@ META_MAX_KEYS, META_MAX_STRING, META_MAX_LIST = 50, 500, 50
 
 
 def safe_yaml(raw: str, source: str, what: str = "front matter", *, max_bytes: int = FRONT_MATTER_MAX_BYTES,
-              max_nodes: int = YAML_MAX_NODES) -> Any:
+              max_nodes: int = YAML_MAX_NODES, first_line: int = 1) -> Any:
     """YAML parsed with bounded cost: no aliases (a 500-byte alias bomb expands to gigabytes), bounded
     nesting (deep nesting overflows the parser's recursion) and a bounded number of nodes."""
     if len(raw.encode("utf-8")) > max_bytes:
@@ -129,7 +154,7 @@ def safe_yaml(raw: str, source: str, what: str = "front matter", *, max_bytes: i
         return yaml.safe_load(raw)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        where = f" (line {mark.line + 1})" if mark else ""
+        where = f" ({what} line {mark.line + first_line})" if mark else ""
         raise IngestError(f"{source}: malformed YAML {what}{where}") from None
 
 
@@ -176,7 +201,7 @@ def split_front_matter(text: str, source: str) -> tuple[dict[str, Any] | None, s
         return None, text
     for i in range(1, len(lines)):
         if lines[i].strip() in ("---", "..."):
-            data = safe_yaml("".join(lines[1:i]), source) or {}
+            data = safe_yaml("".join(lines[1:i]), source, first_line=2) or {}
             if not isinstance(data, dict):
                 raise IngestError(f"{source}: front matter must be a YAML mapping")
             return data, "".join(lines[i + 1:])
@@ -202,24 +227,33 @@ def parse_markdown(text: str, *, source: str, default_id: str, default_title: st
     sections: list[Section] = []
     heading, buf, first_h1 = "", [], None
     in_fence = False
+    offset = len(text) - len(body)  # where the current line starts in `text` (body is a suffix of it)
+    buf_start = offset
 
     def flush() -> None:
-        body_text = "".join(buf).strip()
+        raw = "".join(buf)
+        body_text = raw.strip()
         if body_text:
             chunk_type, tier = section_kind(heading, kinds) if (structured and heading) else CONTENT
-            sections.append(Section(heading or "", chunk_type, tier, body_text))
+            start = buf_start + len(raw) - len(raw.lstrip())
+            sections.append(Section(heading or "", chunk_type, tier, body_text, start=start,
+                                    heading_path=(heading,) if heading else ()))
 
     for line in body.splitlines(keepends=True):
+        line_start, offset = offset, offset + len(line)
         if line.lstrip().startswith("```"):
             in_fence = not in_fence
         m = None if in_fence else _HEADING.match(line.rstrip("\n"))
         if m and len(m.group(1)) == 1 and first_h1 is None and not sections and not "".join(buf).strip():
             first_h1 = m.group(2).strip()
+            buf, buf_start = [], offset  # only blank lines were before it
             continue
         if m and len(m.group(1)) <= 2:
             flush()
-            heading, buf = m.group(2).strip(), []
+            heading, buf, buf_start = m.group(2).strip(), [], offset
             continue
+        if not buf:
+            buf_start = line_start
         buf.append(line)
     flush()
 
@@ -257,5 +291,6 @@ def parse_beir_line(line: str, *, source: str, lineno: int) -> Document:
                 metadata[str(key)] = mv
     doc_id = str(record["_id"])
     return Document(doc_id=doc_id, title=title or doc_id, metadata=metadata,
-                    sections=[Section("", *CONTENT, text or title)], source=source,
-                    content_hash=content_hash(line.strip()), quarantine=quarantine_reason(f"{title}\n{text}"))
+                    sections=[Section("", *CONTENT, text or title, start=0)], source=source,
+                    content_hash=content_hash(line.strip()), source_type="beir",
+                    quarantine=quarantine_reason(f"{title}\n{text}"))

@@ -340,7 +340,9 @@ def build_indexes(store: Store, embedder: Embedder | None = None,
     tmp = Path(tempfile.mkdtemp(prefix=f"index.tmp-{os.getpid()}-", dir=home))
     try:
         BM25Index.build(texts).save(tmp / "bm25")
-        vectors = embedder.embed_documents(texts, progress=progress) if texts else np.zeros((0, embedder.dim))
+        embed_started = time.perf_counter()
+        vectors = embed_in_slices(embedder, texts, progress)
+        embedding_seconds = time.perf_counter() - embed_started
         ExactIndex(vectors).save(tmp)
         if len(chunk_ids) >= ANN_MIN_ROWS:  # exact search stops meeting latency targets around here
             IVFIndex.build(vectors).save(tmp)
@@ -348,7 +350,8 @@ def build_indexes(store: Store, embedder: Embedder | None = None,
         PassageTable.write(tmp, [{"chunk_id": r["chunk_id"], "doc_id": r["doc_id"], "title": r["title"],
                                   "section": r["section"], "chunk_type": r["chunk_type"], "tier": r["tier"],
                                   "text": r["text"], "ordinal": r["ordinal"], "tokens": r["tokens"],
-                                  "metadata": md} for r, md in zip(rows, metadata, strict=True)])
+                                  "metadata": md, "position": json.loads(r.get("position") or "{}")}
+                                 for r, md in zip(rows, metadata, strict=True)])
         docs = [{**d, "first_row": spans.get(d["doc_id"], [0, 0])[0], "rows": spans.get(d["doc_id"], [0, 0])[1]}
                 for d in documents]
         (tmp / "documents.json").write_text(json.dumps(docs))
@@ -361,7 +364,8 @@ def build_indexes(store: Store, embedder: Embedder | None = None,
         (tmp / "rows.json").write_text(json.dumps({"chunk_ids": chunk_ids, "doc_ids": doc_ids}))
         manifest = {"format": FORMAT, "generation": generation, "embedding_model": embedder.model_id,
                     "analyzer": ANALYZER_ID, "chunks": len(chunk_ids), "documents": len(documents),
-                    "built_at": time.time(), "seconds": round(time.perf_counter() - started, 3)}
+                    "built_at": time.time(), "seconds": round(time.perf_counter() - started, 3),
+                    "embedding_seconds": round(embedding_seconds, 3)}
         (tmp / MANIFEST).write_text(json.dumps(manifest))
         final = tmp.with_name(f"index-g{generation}-{tmp.name.rsplit('-', 1)[-1]}")
         tmp.rename(final)
@@ -370,6 +374,31 @@ def build_indexes(store: Store, embedder: Embedder | None = None,
         raise
     swap_in(home, final)
     return manifest
+
+
+EMBED_SLICE = 128  # chunks per embedding call: a progress update every few seconds even on a busy CPU
+
+
+def embed_in_slices(embedder: Embedder, texts: list[str], progress: Callable[[int], None] | None = None) -> np.ndarray:
+    """Vectors of `texts`, embedded a slice at a time so `progress` counts chunks, the unit its total is
+    in (embedders report their own units, e.g. MiniLM windows, which would overflow a chunk total).
+
+    Texts go longest first: each slice then holds texts of similar length (little padding in a model
+    batch), and the ETA starts pessimistic and improves instead of promising too much early on.
+    """
+    if not texts:
+        return np.zeros((0, embedder.dim), dtype=np.float32)
+    order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+    parts = []
+    for start in range(0, len(order), EMBED_SLICE):
+        part = order[start:start + EMBED_SLICE]
+        parts.append(np.asarray(embedder.embed_documents([texts[i] for i in part]), dtype=np.float32))
+        if progress is not None:
+            progress(len(part))
+    stacked = np.concatenate(parts)  # the width is known only now (a remote model reports it on first use)
+    vectors = np.empty_like(stacked)
+    vectors[order] = stacked
+    return vectors
 
 
 def swap_in(home: Path, directory: Path) -> None:

@@ -31,10 +31,19 @@ CREATE INDEX IF NOT EXISTS documents_source ON documents(source);
 CREATE TABLE IF NOT EXISTS chunks (
     chunk_id TEXT PRIMARY KEY, doc_id TEXT NOT NULL REFERENCES documents(doc_id) ON DELETE CASCADE,
     ordinal INTEGER NOT NULL, section TEXT NOT NULL, chunk_type TEXT NOT NULL, tier TEXT NOT NULL,
-    text TEXT NOT NULL, tokens INTEGER NOT NULL, metadata TEXT NOT NULL);
+    text TEXT NOT NULL, tokens INTEGER NOT NULL, metadata TEXT NOT NULL, position TEXT NOT NULL DEFAULT '{}');
 CREATE INDEX IF NOT EXISTS chunks_doc ON chunks(doc_id);
 CREATE TABLE IF NOT EXISTS synonyms (source TEXT PRIMARY KEY, data TEXT NOT NULL);
 """
+# Columns added after a table was first released: (table, column, declaration). A store created by an
+# older citewise gets them on open (ALTER TABLE ... ADD COLUMN, so existing rows keep their data and
+# read the default); a newer one already has them from SCHEMA.
+ADDED_COLUMNS = (
+    # where a chunk came from: ordinal, offsets, page(s)/slide(s)/heading path/time range, tags (JSON)
+    ("chunks", "position", "TEXT NOT NULL DEFAULT '{}'"),
+)
+CHUNK_COLUMNS = ("c.chunk_id, c.doc_id, c.ordinal, c.section, c.chunk_type, c.tier, c.text, c.tokens, c.metadata, "
+                 "c.position, d.title")
 DB_NAME = "citewise.db"
 
 
@@ -47,6 +56,20 @@ class Store:
         self._local = threading.local()
         self.home.mkdir(parents=True, exist_ok=True)
         self.conn().executescript(SCHEMA)  # executescript manages its own transaction
+        self._migrate()
+
+    def _migrate(self) -> None:
+        """Add the columns an older store lacks. Idempotent, and safe with concurrent openers: the check
+        runs inside an immediate transaction, so two processes cannot both add the same column."""
+        conn = self.conn()
+        missing = [(t, c, d) for t, c, d in ADDED_COLUMNS
+                   if c not in {r[1] for r in conn.execute(f"PRAGMA table_info({t})")}]
+        if not missing:
+            return
+        with self.transaction() as tx:
+            for table, column, declaration in missing:
+                if column not in {r[1] for r in tx.execute(f"PRAGMA table_info({table})")}:
+                    tx.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
 
     @classmethod
     def exists(cls, home: Path) -> bool:
@@ -138,10 +161,11 @@ class Store:
             (doc_id, source, title, json.dumps(metadata, sort_keys=True), content_hash, int(structured),
              json.dumps(fields), json.dumps(guardrails), time.time()))
         conn.executemany(
-            "INSERT INTO chunks(chunk_id, doc_id, ordinal, section, chunk_type, tier, text, tokens, metadata) "
-            "VALUES(?,?,?,?,?,?,?,?,?)",
+            "INSERT INTO chunks(chunk_id, doc_id, ordinal, section, chunk_type, tier, text, tokens, metadata, "
+            "position) VALUES(?,?,?,?,?,?,?,?,?,?)",
             [(c.chunk_id, c.doc_id, c.ordinal, c.section, c.chunk_type, c.tier, c.text, c.tokens,
-              json.dumps(c.metadata, sort_keys=True)) for c in chunks])
+              json.dumps(c.metadata, sort_keys=True), json.dumps(getattr(c, "position", None) or {}, sort_keys=True))
+             for c in chunks])
 
     def delete_documents(self, conn: sqlite3.Connection, doc_ids: Iterable[str]) -> int:
         ids = list(doc_ids)
@@ -156,8 +180,7 @@ class Store:
     def iter_chunks(self) -> Iterator[sqlite3.Row]:
         """All chunks in a stable order (the row order of the derived indexes)."""
         yield from self.conn().execute(
-            "SELECT c.chunk_id, c.doc_id, c.ordinal, c.section, c.chunk_type, c.tier, c.text, c.tokens, "
-            "c.metadata, d.title FROM chunks c JOIN documents d USING(doc_id) ORDER BY c.doc_id, c.ordinal")
+            f"SELECT {CHUNK_COLUMNS} FROM chunks c JOIN documents d USING(doc_id) ORDER BY c.doc_id, c.ordinal")
 
     def chunks_by_id(self, chunk_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
         ids = list(dict.fromkeys(chunk_ids))
@@ -166,16 +189,15 @@ class Store:
             part = ids[start:start + 500]
             marks = ",".join("?" * len(part))
             for r in self.conn().execute(
-                    f"SELECT c.chunk_id, c.doc_id, c.ordinal, c.section, c.chunk_type, c.tier, c.text, c.tokens, "
-                    f"c.metadata, d.title FROM chunks c JOIN documents d USING(doc_id) WHERE c.chunk_id IN ({marks})",
-                    part):
+                    f"SELECT {CHUNK_COLUMNS} FROM chunks c JOIN documents d USING(doc_id) "
+                    f"WHERE c.chunk_id IN ({marks})", part):
                 out[r["chunk_id"]] = _chunk_row(r)
         return out
 
     def chunks_of(self, doc_id: str) -> list[dict[str, Any]]:
         rows = self.conn().execute(
-            "SELECT c.chunk_id, c.doc_id, c.ordinal, c.section, c.chunk_type, c.tier, c.text, c.tokens, c.metadata, "
-            "d.title FROM chunks c JOIN documents d USING(doc_id) WHERE c.doc_id=? ORDER BY c.ordinal", (doc_id,))
+            f"SELECT {CHUNK_COLUMNS} FROM chunks c JOIN documents d USING(doc_id) WHERE c.doc_id=? ORDER BY c.ordinal",
+            (doc_id,))
         return [_chunk_row(r) for r in rows]
 
     def document(self, doc_id: str) -> dict[str, Any] | None:
@@ -214,4 +236,4 @@ class Store:
 def _chunk_row(r: sqlite3.Row) -> dict[str, Any]:
     return {"chunk_id": r["chunk_id"], "doc_id": r["doc_id"], "ordinal": r["ordinal"], "section": r["section"],
             "chunk_type": r["chunk_type"], "tier": r["tier"], "text": r["text"], "tokens": r["tokens"],
-            "metadata": json.loads(r["metadata"]), "title": r["title"]}
+            "metadata": json.loads(r["metadata"]), "title": r["title"], "position": json.loads(r["position"] or "{}")}
