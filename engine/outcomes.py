@@ -13,6 +13,7 @@ from typing import Any
 from ..config import Context
 from ..kb.text import STOPWORDS, stem, term_set, words
 from ..retrieval.snapshot import KnowledgeBase
+from .access import visible_facets
 from .privacy import mask_pii, masked
 from .records import ContextPack, Draft, Dropped, Inquiry, Relevance, Resolution, Retrieval, Section, Verdict, dump
 from .resolve import output_fields
@@ -84,7 +85,7 @@ def subject_words(question: str) -> list[str]:
 def abstained(kb: KnowledgeBase, inquiry: Inquiry, relevance: Relevance, reason: str = "") -> dict[str, Any]:
     """The knowledge base does not cover the question: say so, and what would help, instead of guessing."""
     subject = " ".join(subject_words(inquiry.question)[:8]) or "this subject"
-    topics = [t.replace("_", " ") for t in kb.facets.get("topic", [])]
+    topics = [t.replace("_", " ") for t in visible_facets(kb, inquiry.access).get("topic", [])]
     scope = ""
     if inquiry.filters:
         scope = f" (I searched only documents matching the filter {json.dumps(inquiry.filters, sort_keys=True)}.)"

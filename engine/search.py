@@ -60,11 +60,11 @@ def search(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, *, extra_filter: d
             hits = [hits[i] for i in chosen]
         return hits, Relevance(**relevance(question, hits, alternatives, kb.bm25.idf)), notes
 
-    used = combine_filters(inquiry.filters, facets, extra_filter or {})
+    used = combine_filters(inquiry.access, inquiry.filters, facets, extra_filter or {})
     hits, rel, notes = run(used)
     relaxed = False
     if facets and (not hits or rel.score < ctx.relevance_threshold):
-        loose = combine_filters(inquiry.filters, extra_filter or {})
+        loose = combine_filters(inquiry.access, inquiry.filters, extra_filter or {})  # access is never relaxed
         hits2, rel2, notes2 = run(loose)
         if rel2.score > rel.score:
             hits, rel, used, relaxed, notes = hits2, rel2, loose, True, notes2

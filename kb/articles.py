@@ -18,7 +18,7 @@ import yaml
 from ..errors import IngestError
 
 # Bump when parsing or chunking changes what a file becomes: stores re-parse every file once.
-PARSER_VERSION = "2"
+PARSER_VERSION = "3"  # 3: every document carries namespace and confidentiality
 
 # heading (normalised) -> (chunk_type, tier)
 SECTION_KINDS: dict[str, tuple[str, str]] = {

@@ -23,6 +23,7 @@ from ..errors import ConfigError, IngestError, InputError
 from ..retrieval.embeddings import Embedder, get_embedder
 from ..retrieval.snapshot import build_indexes, build_lock, forget, is_current, recorded_model
 from ..store.sqlite import Store
+from .access import with_access_metadata
 from .articles import PARSER_VERSION, Document
 from .chunker import Chunk, chunk_document
 from .fields import parse_required_data
@@ -135,6 +136,12 @@ def plan_file(source: SourceFile, store: Store, ctx: Context, reparse: bool, sum
             continue
         if item.doc_id in seen:
             summary.errors.append(f"{key}: duplicate id {item.doc_id!r} in the same file; kept the first")
+            continue
+        try:  # every document has a namespace and a confidentiality level (access filters rely on it)
+            item.metadata = with_access_metadata(item.metadata, f"{key} ({item.doc_id})")
+        except IngestError as exc:
+            summary.errors.append(str(exc))
+            plan.record = False
             continue
         owner = store.document_source(item.doc_id)
         if owner is not None and owner != key and Path(owner).exists():
