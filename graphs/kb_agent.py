@@ -1,17 +1,19 @@
 """The citewise graph, whole, in one place: nodes, the edges between them, and why each edge routes.
 
-    START -> intake -> extract_required_data --(mode=required_data)--> END
+    START -> intake -> extract_required_data --(mode=required_data)--> record
                                              --(answer)-------------> retrieve
-    retrieve --(nothing relevant)--> abstain -> END
+    retrieve --(nothing relevant)--> abstain -> record
              --(relevant)----------> assemble_context -> generate
-    generate --(model: excerpts do not answer)--> abstain -> END
+    generate --(model: excerpts do not answer)--> abstain -> record
              --(draft)--> check_guardrails
     check_guardrails --(failed, retries left)--> generate          (bounded by max_regenerations)
-                     --(failed / low confidence)--> uncertain -> END
-                     --(passed)--> END   (decision can_proceed, or needs_data if fields are missing)
+                     --(failed / low confidence)--> uncertain -> record
+                     --(passed)--> record   (decision can_proceed, or needs_data if fields are missing)
+    record -> END   (writes the answer's query-log row: every run's last step, whatever its path)
 
 Each node is a thin adapter over one engine step (citewise.engine); each routing function below
 asks `engine.routes`, which `engine.answer` asks too, so the graph and the plain pipeline agree.
+Where the engine's routes say "end", the graph goes to `record`, its one way out.
 """
 
 from __future__ import annotations
@@ -31,15 +33,16 @@ from ..nodes import (
     extract_required_data,
     generate,
     intake,
+    record,
     retrieve,
     uncertain,
 )
 from .state import InputState, OutputState, State
 
 
-def route_after_required_data(state: dict[str, Any]) -> Literal["retrieve", "__end__"]:
-    """`required_data` mode ends with the field list; `answer` mode goes on to retrieval."""
-    return END if routes.after_required_data(state.get("mode") or "answer") == "end" else "retrieve"
+def route_after_required_data(state: dict[str, Any]) -> Literal["retrieve", "record"]:
+    """`required_data` mode ends with the field list (recorded); `answer` mode goes on to retrieval."""
+    return "record" if routes.after_required_data(state.get("mode") or "answer") == "end" else "retrieve"
 
 
 def route_after_retrieve(state: dict[str, Any], runtime: Runtime[Context]) -> Literal["assemble_context", "abstain"]:
@@ -54,12 +57,13 @@ def route_after_generate(state: dict[str, Any]) -> Literal["check_guardrails", "
 
 
 def route_after_guardrails(state: dict[str, Any],
-                           runtime: Runtime[Context]) -> Literal["generate", "uncertain", "__end__"]:
-    """A failed check earns a bounded regeneration; a second failure or low confidence is `uncertain`."""
+                           runtime: Runtime[Context]) -> Literal["generate", "uncertain", "record"]:
+    """A failed check earns a bounded regeneration; a second failure or low confidence is `uncertain`;
+    a passed check is the answer (recorded)."""
     guard = state.get("guardrails") or {}
     step = routes.after_check(bool(guard.get("passed")), float(state.get("confidence") or 0.0),
                               int(state.get("attempts") or 0), context_from(runtime.context))
-    return END if step == "end" else step
+    return "record" if step == "end" else step
 
 
 def build_graph(*, checkpointer: Any = None, name: str = "kb_agent") -> Any:
@@ -73,16 +77,18 @@ def build_graph(*, checkpointer: Any = None, name: str = "kb_agent") -> Any:
     builder.add_node("check_guardrails", check_guardrails)
     builder.add_node("abstain", abstain)
     builder.add_node("uncertain", uncertain)
+    builder.add_node("record", record)
 
     builder.add_edge(START, "intake")
     builder.add_edge("intake", "extract_required_data")
-    builder.add_conditional_edges("extract_required_data", route_after_required_data, ["retrieve", END])
+    builder.add_conditional_edges("extract_required_data", route_after_required_data, ["retrieve", "record"])
     builder.add_conditional_edges("retrieve", route_after_retrieve, ["assemble_context", "abstain"])
     builder.add_edge("assemble_context", "generate")
     builder.add_conditional_edges("generate", route_after_generate, ["check_guardrails", "abstain"])
-    builder.add_conditional_edges("check_guardrails", route_after_guardrails, ["generate", "uncertain", END])
-    builder.add_edge("abstain", END)
-    builder.add_edge("uncertain", END)
+    builder.add_conditional_edges("check_guardrails", route_after_guardrails, ["generate", "uncertain", "record"])
+    builder.add_edge("abstain", "record")
+    builder.add_edge("uncertain", "record")
+    builder.add_edge("record", END)
     return builder.compile(checkpointer=checkpointer, name=name)
 
 

@@ -136,7 +136,7 @@ def test_studio_schemas_describe_input_output_and_context() -> None:
     assert "description" in ctx["properties"]["relevance_threshold"]
     nodes = set(graph.get_graph().nodes) - {"__start__", "__end__"}
     assert nodes == {"intake", "extract_required_data", "retrieve", "assemble_context", "generate",
-                     "check_guardrails", "abstain", "uncertain"}
+                     "check_guardrails", "abstain", "uncertain", "record"}
 
 
 def test_readme_shows_the_current_graph_and_the_two_commands() -> None:

@@ -18,7 +18,7 @@ def rt(**ctx: object) -> SimpleNamespace:
 
 
 def test_required_data_mode_ends_after_extraction() -> None:
-    assert route_after_required_data({"mode": "required_data"}) == "__end__"
+    assert route_after_required_data({"mode": "required_data"}) == "record"
     assert route_after_required_data({"mode": "answer"}) == "retrieve"
 
 
@@ -48,4 +48,4 @@ def test_failed_check_regenerates_once_then_goes_uncertain() -> None:
 def test_low_confidence_is_uncertain_else_end() -> None:
     passed = {"guardrails": {"passed": True}, "attempts": 1}
     assert route_after_guardrails({**passed, "confidence": 0.69}, rt(confidence_threshold=0.7)) == "uncertain"
-    assert route_after_guardrails({**passed, "confidence": 0.7}, rt(confidence_threshold=0.7)) == "__end__"
+    assert route_after_guardrails({**passed, "confidence": 0.7}, rt(confidence_threshold=0.7)) == "record"
