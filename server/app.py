@@ -263,11 +263,12 @@ def answer(body: AnswerRequest, request: Request, response: Response) -> dict[st
                                "content": _ANSWER_SSE, "headers": _QUERY_ID}})
 async def answer_stream(body: AnswerRequest, request: Request) -> StreamingResponse:
     """/v1/answer as server-sent events; the first event is sent before any retrieval or generation."""
-    who = caller(request)
+    # Files may be read on the way (token store, tokenizer): never on the event loop.
+    who = await asyncio.to_thread(caller, request)
     ctx = make_context(body.context)
-    payload = checked_payload({"question": body.inquiry, "filters": facet_filter(body),
-                               "collected_data": body.collected_data or {}, "max_tokens": body.max_tokens,
-                               "mode": "answer"}, ctx, INQUIRY)
+    payload = await asyncio.to_thread(checked_payload, {
+        "question": body.inquiry, "filters": facet_filter(body), "collected_data": body.collected_data or {},
+        "max_tokens": body.max_tokens, "mode": "answer"}, ctx, INQUIRY)
     config = run_config("http", user=who.user)
     query_id = config["metadata"]["citewise_query_id"]
 
@@ -403,10 +404,10 @@ def _as_list(value: Any) -> list[Any]:
 async def spec_answer(body: SpecAnswerRequest, request: Request) -> Any:
     """The answer endpoint spec. When nothing relevant is found: 200, an explicit message, empty sources."""
     started = time.perf_counter()
-    who = caller(request)
+    who = await asyncio.to_thread(caller, request)  # files may be read on the way: never on the event loop
     ctx = spec_context(body)
-    payload = checked_payload({"question": body.query, "filters": spec_filter(body), "mode": "answer"}, ctx,
-                              SPEC_NAMES)
+    payload = await asyncio.to_thread(checked_payload, {"question": body.query, "filters": spec_filter(body),
+                                                        "mode": "answer"}, ctx, SPEC_NAMES)
     config = run_config("http", user=who.user)
     query_id = config["metadata"]["citewise_query_id"]
     headers = {QUERY_ID_HEADER: query_id}

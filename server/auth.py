@@ -13,6 +13,7 @@ changed only by admins. The store is per identity. Anything not listed is refuse
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from langgraph_sdk import Auth
@@ -32,7 +33,7 @@ async def authenticate(authorization: str | None, path: str) -> dict[str, Any]:
     """The identity of the request's bearer token; 401 when tokens are configured and it is missing
     or unknown (public paths still answer, as an identity that can read nothing)."""
     try:
-        identity = resolve(authorization)
+        identity = await asyncio.to_thread(resolve, authorization)  # may read the token file: not on the loop
     except ConfigError as exc:  # a broken token file refuses everyone rather than letting anyone in
         raise Auth.exceptions.HTTPException(status_code=401, detail=f"authentication unavailable: {exc}") from None
     if identity is None:

@@ -31,8 +31,7 @@ from ..config import Context
 from ..engine.inquiry import MAX_MAX_TOKENS, MAX_QUESTION, MIN_QUESTION
 
 Decision = Literal["can_proceed", "needs_data", "uncertain", "out_of_scope"]
-Scalar = StrictStr | StrictInt | StrictFloat | StrictBool | None
-Number = StrictInt | StrictFloat
+Number = StrictFloat  # strict: JSON integers are accepted, text and booleans are not
 TOP_K_MAX = 50
 
 # Caller-scope settings a request may give, with bounds a public endpoint needs (Context itself checks
@@ -101,13 +100,24 @@ class RequiredDataRequest(Strict):
     filters: dict[str, Any] | None = Field(default=None, description=(
         "Further metadata filter in Pinecone's language ($eq $ne $in $nin $gt $gte $lt $lte $exists $and $or); "
         "ANDed with the facets above and with what the caller's token may read."))
-    collected_data: dict[str, Scalar] | None = Field(default=None, description="Data already collected, by field key.")
+    collected_data: dict[str, Any] | None = Field(default=None, description=(
+        "Data already collected, by field key: strings, numbers, booleans or null."))
     context: CallerContext | None = Field(default=None, description="Caller-scope settings (see config.Context).")
 
     @field_validator("inquiry")
     @classmethod
     def _inquiry(cls, value: str) -> str:
         return clean_question(value, "inquiry")
+
+    @field_validator("collected_data")
+    @classmethod
+    def _collected(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        for key, item in (value or {}).items():
+            if not key.strip():
+                raise ValueError("collected_data keys must be non-empty")
+            if item is not None and not isinstance(item, str | int | float | bool):
+                raise ValueError(f"collected_data[{key!r}] must be a string, number, boolean or null")
+        return value
 
 
 class AnswerRequest(RequiredDataRequest):
