@@ -215,3 +215,87 @@ def test_the_engine_reads_only_what_the_identity_may(tenant_home: Path) -> None:
     assert claimed["invalid_fields"] == {"record_keeper": "'Northwind Benefits' is not a known record keeper"}
     row = Store(tenant_home).query(claimed["metadata"]["query_id"])
     assert row["identity"] == "bob" and row["namespaces"] == ["globex"] and row["clearance"] == "confidential"
+
+
+# --- LangSmith: a row and its trace share one id --------------------------------------------------------
+class LangSmithStandIn:
+    """A loopback LangSmith endpoint that keeps the runs the client posts (multipart ingestion)."""
+
+    def __init__(self) -> None:
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        self.parts: dict[str, dict] = {}
+        stand_in = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def _reply(self) -> None:
+                data = json.dumps({"version": "0.0", "batch_ingest_config": {}}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self) -> None:
+                self._reply()
+
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                boundary = self.headers.get("Content-Type", "").partition("boundary=")[2].encode()
+                for part in body.split(b"--" + boundary) if boundary else []:
+                    head, _, payload = part.partition(b"\r\n\r\n")
+                    name = head.partition(b'name="')[2].partition(b'"')[0].decode()
+                    if name and payload.strip():
+                        stand_in.parts[name] = json.loads(payload.strip())
+                self._reply()
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+
+TRACED = """
+import json
+from citewise import api
+from citewise.engine import answer
+from langchain_core.tracers.langchain import wait_for_all_tracers
+from langsmith.run_trees import get_cached_client
+
+ids = [api.ask("Can I borrow from my 401(k)?", home=HOME)["metadata"]["query_id"],
+       answer("Can I borrow from my 401(k)?", home=HOME)["metadata"]["query_id"]]
+wait_for_all_tracers()
+get_cached_client().flush()
+print(json.dumps(ids))
+"""
+
+
+@pytest.mark.slow
+def test_a_log_row_and_its_langsmith_trace_share_one_id(kb_home: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    stand_in = LangSmithStandIn()
+    env = {**os.environ, "LANGSMITH_TRACING": "true", "LANGSMITH_API_KEY": "lsv2-test-key",
+           "LANGSMITH_ENDPOINT": stand_in.url, "HF_HUB_OFFLINE": "1"}
+    try:
+        done = subprocess.run([sys.executable, "-c", f"HOME = {str(kb_home)!r}\n" + TRACED], env=env, cwd=ROOT,
+                              capture_output=True, text=True, timeout=300, check=True)
+    finally:
+        stand_in.server.shutdown()
+    by_graph, by_engine = json.loads(done.stdout.strip().splitlines()[-1])
+    for query_id, surface, name in ((by_graph, "python", "kb_agent"), (by_engine, "engine", "citewise.engine.answer")):
+        run = stand_in.parts[f"post.{query_id}"]
+        assert run["trace_id"] == query_id and run["name"] == name and f"surface:{surface}" in run["tags"]
+        assert stand_in.parts[f"post.{query_id}.extra"]["metadata"]["citewise_query_id"] == query_id
+        assert Store(kb_home).query(query_id)["surface"] == surface
