@@ -14,7 +14,7 @@ identity's query-log rows. With neither setting, the server is open: every reque
 `anonymous` identity, which reads everything (local development, as before tokens existed).
 
 Production: keep tokens out of files in the image (a secret store mounting the file, hashed keys),
-or replace `resolve` in server/auth.py with the verification of your identity provider's JWTs,
+or replace `resolve` here with the verification of your identity provider's JWTs,
 mapping its claims to the same three fields.
 """
 
