@@ -322,7 +322,7 @@ def queries(request: Request,
     return {"queries": store.queries(since=after, decision=decision, limit=limit, owner=owner)}
 
 
-@app.get("/v1/queries/{query_id}", response_model=QueryRecord, tags=["query log"],
+@app.get("/v1/queries/{query_id:path}", response_model=QueryRecord, tags=["query log"],
          responses={**_ERRORS, 404: {"model": ErrorBody, "description": "No such row (or not the caller's)."}})
 def query_record(request: Request, query_id: Annotated[str, PathParam(max_length=100)]) -> dict[str, Any]:
     """One query-log row, if it is the caller's (another identity's row is reported as not found)."""

@@ -87,7 +87,8 @@ def validation_detail(exc: RequestValidationError) -> list[dict[str, str]]:
 
 
 async def on_validation_error(request: Request, exc: Exception) -> JSONResponse:
-    assert isinstance(exc, RequestValidationError)
+    if not isinstance(exc, RequestValidationError):  # registered for this type only
+        raise exc
     detail = validation_detail(exc)
     first = detail[0] if detail else {"field": "", "message": "invalid request"}
     where = f"{first['field']}: " if first["field"] and not first["message"].startswith(first["field"]) else ""
@@ -97,7 +98,8 @@ async def on_validation_error(request: Request, exc: Exception) -> JSONResponse:
 
 
 async def on_api_error(request: Request, exc: Exception) -> JSONResponse:
-    assert isinstance(exc, ApiError)
+    if not isinstance(exc, ApiError):
+        raise exc
     if exc.status == 401:  # the same body the LangGraph server's auth middleware sends
         return JSONResponse({"detail": exc.message}, status_code=401, headers=exc.headers)
     return JSONResponse(exc.body(), status_code=exc.status, headers=exc.headers)
@@ -109,7 +111,8 @@ OUR_PREFIXES = ("/v1/", "/api/v1/")
 async def on_http_exception(request: Request, exc: Exception) -> Response:
     """HTTP errors raised by the framework (a body that cannot be decoded, ...): our error body on our
     routes. The LangGraph server shares this app's handlers, so its own routes keep their `{"detail"}`."""
-    assert isinstance(exc, HTTPException)
+    if not isinstance(exc, HTTPException):
+        raise exc
     headers = getattr(exc, "headers", None)
     if exc.status_code < 200 or exc.status_code in (204, 205, 304):
         return Response(status_code=exc.status_code, headers=headers)

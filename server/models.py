@@ -40,7 +40,7 @@ _BOUNDS: dict[str, dict[str, Any]] = {
     "top_k": {"ge": 1, "le": 100}, "candidate_k": {"ge": 1, "le": 1000}, "rrf_k": {"ge": 1, "le": 10000},
     "fusion_alpha": {"ge": 0, "le": 1}, "relevance_threshold": {"ge": 0, "le": 1}, "mmr_lambda": {"ge": 0, "le": 1},
     "confidence_threshold": {"ge": 0, "le": 1}, "support_threshold": {"ge": 0, "le": 1},
-    "max_regenerations": {"ge": 0, "le": 3}, "context_share": {"gt": 0, "le": 1},
+    "max_regenerations": {"ge": 0, "le": 3}, "context_share": {"ge": 0.05, "le": 1},
     "llm_temperature": {"ge": 0, "le": 2}, "llm_model": {"max_length": 200},
 }
 NOT_ON_ROUTES = {"interrupt_on_missing_data"}
