@@ -148,12 +148,12 @@ def search_passages(question: str, *, ctx: Context | None = None, home: str | Pa
     if home is not None:
         ctx = ctx.with_overrides(home=str(home))
     timed, surface, query_id = _Timer(), querylog.current_surface("engine"), querylog.new_id()
-    inquiry, retrieval = None, None
     try:
-        kb = open_snapshot(ctx)
-        inquiry = timed("intake", understand, kb, ctx, {"question": question, "filters": filters, "mode": "answer"},
-                        access)
-        retrieval = timed("retrieve", search, kb, ctx, inquiry, k=k or ctx.top_k)
+        with querylog.traced("citewise.engine.search_passages", query_id, {"surface": surface}):
+            kb = open_snapshot(ctx)
+            inquiry = timed("intake", understand, kb, ctx,
+                            {"question": question, "filters": filters, "mode": "answer"}, access)
+            retrieval = timed("retrieve", search, kb, ctx, inquiry, k=k or ctx.top_k)
     except Exception as exc:
         querylog.write(ctx, querylog.build_record(surface=surface, question=question, filters=filters, mode="query",
                                                   access=access, ctx=ctx, error=exc, timings_ms=timed.timings,
