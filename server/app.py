@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -62,7 +63,8 @@ from .models import (
     SpecAnswerResponse,
 )
 
-OPENAPI_FILE = Path(__file__).with_name("openapi.json")
+log = logging.getLogger("citewise.server")
+OPENAPI_FILE = Path(__file__).with_name("openapi.json")  # the committed document (tests compare it with the app's)
 VERSION = "1.0.0"
 QUERY_ID_HEADER = "X-Query-Id"
 
@@ -217,6 +219,11 @@ async def graph_events(payload: dict[str, Any], ctx: Context, config: dict[str, 
     except CitewiseError as exc:
         yield "error", from_citewise(exc, names).body()
         return
+    except Exception:  # a bug: the response is already under way, so it ends with an error event, and is logged
+        log.exception("the answer stream failed")
+        yield "error", {"error": "internal_error", "message": "the answer failed; the server log has the details",
+                        "detail": []}
+        return
     yield "final", final
 
 
@@ -348,8 +355,7 @@ def health() -> dict[str, Any]:
 
 
 # --- the answer endpoint spec ---------------------------------------------------------------------
-SPEC_NAMES = {"question": "query", "filters": "source", "context.reranker": "topK", "context": "topK"}
-NOTHING_RELEVANT_SOURCES: list[dict[str, Any]] = []
+SPEC_NAMES = {"question": "query"}
 
 
 def spec_context(body: SpecAnswerRequest) -> Context:

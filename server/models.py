@@ -175,7 +175,7 @@ class ErrorItem(BaseModel):
 class ErrorBody(BaseModel):
     """Every refusal: a short code, a sentence, and one item per offending field."""
 
-    error: str = Field(description="invalid_request | unauthorized | not_found | not_ingested")
+    error: str = Field(description="invalid_request | not_found | not_ingested | internal_error (stream only)")
     message: str
     detail: list[ErrorItem] = Field(default_factory=list)
 

@@ -27,7 +27,7 @@ pytestmark = pytest.mark.slow
 
 TOKEN = "http-tests-token-0001"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
-OPENAPI = ROOT / "server" / "openapi.json"
+OPENAPI = ROOT / "server" / "openapi.json"  # = citewise.server.app.OPENAPI_FILE in this checkout
 SPEC = "/api/v1/query/answer"
 SEEN: dict[str, str] = {}  # query id -> route, for the log test
 
