@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .config import Context
+from .engine import querylog
 from .engine.privacy import mask_values, masked
 from .errors import InputError
 
@@ -62,8 +63,27 @@ def threaded_graph(home: Path) -> Any:
         return graph
 
 
+def run_config(surface: str | None = None, thread_id: str | None = None, user: Any = None) -> dict[str, Any]:
+    """The config of one in-process run: the surface its query-log row names, and one id for the row
+    and the LangSmith trace (the root `run_id`, and `citewise_query_id` in the run metadata).
+
+    `user` is an authenticated identity (server/auth.py); it travels as `langgraph_auth_user`, the
+    key the LangGraph server uses for the run API, so the graph reads access one way everywhere.
+    """
+    surface = surface or querylog.current_surface("python")
+    query_id = querylog.new_id()
+    configurable: dict[str, Any] = {"citewise_surface": surface}
+    if thread_id is not None:
+        configurable["thread_id"] = thread_id
+    if user is not None:
+        configurable["langgraph_auth_user"] = user
+    return {"configurable": configurable, "run_id": uuid.UUID(query_id),
+            "metadata": {"citewise_query_id": query_id, "citewise_surface": surface},
+            "tags": ["citewise", f"surface:{surface}"]}
+
+
 def _config(thread_id: str) -> dict[str, Any]:
-    return {"configurable": {"thread_id": thread_id}}
+    return run_config(thread_id=thread_id)
 
 
 def _settings_db(home: Path) -> sqlite3.Connection:
@@ -108,7 +128,7 @@ def ask(question: str, *, home: str | Path | None = None, filters: dict[str, Any
     if thread_id is None and not ctx.interrupt_on_missing_data:
         from .graphs.kb_agent import graph
 
-        return graph.invoke(payload, context=ctx)
+        return graph.invoke(payload, config=run_config(), context=ctx)
     thread_id = thread_id or uuid.uuid4().hex
     graph = threaded_graph(ctx.home_path)
     save_settings(ctx.home_path, thread_id, {k: v for k, v in context.items() if v is not None})

@@ -97,6 +97,13 @@ class Context:
     interrupt_on_missing_data: bool = field(default=False, metadata=_desc(
         "Pause the graph (LangGraph interrupt) to ask for missing required fields."))
 
+    # --- query log ------------------------------------------------------------------------------
+    query_log: bool = field(default=True, metadata=_op(
+        "Record every answer (question masked, filters, chunk ids, decision, timings, tokens) in the home's "
+        "database; `citewise history` and GET /v1/queries read it. False: nothing is recorded."))
+    query_log_retention_days: float = field(default=30.0, metadata=_op(
+        "Query-log rows older than this many days are deleted (0: kept forever)."))
+
     def __post_init__(self) -> None:
         hints = get_type_hints(type(self))
         for f in fields(self):
@@ -120,6 +127,7 @@ class Context:
             (0.0 < self.llm_timeout <= 600, "llm_timeout must be within (0, 600] seconds"),
             (0.0 < self.llm_deadline <= 600, "llm_deadline must be within (0, 600] seconds"),
             (0 <= self.llm_max_retries <= 10, "llm_max_retries must be within 0..10"),
+            (0.0 <= self.query_log_retention_days <= 36500, "query_log_retention_days must be within 0..36500"),
         ]
         for ok, message in checks:
             if not ok:

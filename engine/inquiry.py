@@ -16,6 +16,7 @@ from ..config import Context
 from ..errors import InputError
 from ..retrieval.filters import validate_filter
 from ..retrieval.snapshot import KnowledgeBase
+from .access import UNRESTRICTED, Access, visible_facets
 from .artifact_types import ARTIFACT_TYPES
 from .assemble import minimum_context_tokens
 from .facets import facet_filter
@@ -123,11 +124,18 @@ def artifact_mode(mode: Any, artifact_type: Any) -> tuple[str | None, str]:
     return "artifact", artifact_type
 
 
-def understand(kb: KnowledgeBase, ctx: Context, raw: Mapping[str, Any]) -> Inquiry:
-    """Validate, pick the mode, expand synonyms and detect the facets the question names."""
+def understand(kb: KnowledgeBase, ctx: Context, raw: Mapping[str, Any], access: Access = UNRESTRICTED) -> Inquiry:
+    """Validate, pick the mode, expand synonyms and detect the facets the question names.
+
+    `access` is the caller's reach (engine.access): its filter travels with the inquiry into every
+    search, and only facet values the caller can read are detected (a value that exists only in
+    another tenant's documents must not show up, even as a detected facet).
+    """
     inquiry = validate(raw, ctx)
+    inquiry.access = access.filter()
     inquiry.expansions = kb.synonyms.expansions(inquiry.question) if ctx.expand_synonyms else []
     if ctx.detect_facets:
-        inquiry.detected_facets = kb.facet_detector.detect(" ".join([inquiry.question, *inquiry.expansions]))
+        detected = kb.facet_detector.detect(" ".join([inquiry.question, *inquiry.expansions]))
+        inquiry.detected_facets = visible_facets(kb, inquiry.access, detected)
     inquiry.facet_filters = facet_filter(inquiry.detected_facets, inquiry.filters)
     return inquiry

@@ -13,6 +13,7 @@ from typing import Any
 from ..config import Context
 from ..kb.text import STOPWORDS, display_text, stem, term_set, words
 from ..retrieval.snapshot import KnowledgeBase
+from .access import visible_facets
 from .artifact_types import one_line, shell
 from .privacy import mask_pii, masked
 from .records import (
@@ -107,8 +108,9 @@ def subject_words(question: str) -> list[str]:
 def abstained(kb: KnowledgeBase, inquiry: Inquiry, relevance: Relevance, reason: str = "") -> dict[str, Any]:
     """The knowledge base does not cover the question: say so, and what would help, instead of guessing."""
     subject = " ".join(subject_words(inquiry.question)[:8]) or "this subject"
-    # Topic values are KB metadata: only plain short names are listed back to the user.
-    topics = [t.replace("_", " ") for t in kb.facets.get("topic", []) if re.fullmatch(r"[\w .()/&-]{1,40}", t)]
+    # Topic values are KB metadata: only plain short names (the caller may read) are listed back.
+    topics = [t.replace("_", " ") for t in visible_facets(kb, inquiry.access).get("topic", [])
+              if re.fullmatch(r"[\w .()/&-]{1,40}", t)]
     scope = ""
     if inquiry.filters:
         scope = f" (I searched only documents matching the filter {json.dumps(inquiry.filters, sort_keys=True)}.)"

@@ -37,6 +37,7 @@ class Inquiry:
     expansions: list[str] = field(default_factory=list)  # synonyms of terms in the question
     detected_facets: dict[str, list[str]] = field(default_factory=dict)  # facet -> values named in it
     facet_filters: dict[str, Any] = field(default_factory=dict)  # detected facets as a filter (relaxable)
+    access: dict[str, Any] = field(default_factory=dict)  # what the caller may read (engine.access): never relaxed
 
 
 @dataclass

@@ -18,6 +18,7 @@ from ..kb.fields import normalize_key, validate_value
 from ..kb.text import display_text
 from ..llm.chat import ModelClock
 from ..retrieval.snapshot import KnowledgeBase
+from .access import visible_facets
 from .facets import combine_filters, filter_keys
 from .privacy import SENSITIVE_PLACEHOLDER, masked
 from .records import ArticleCandidate, FieldSpec, Inquiry, Resolution
@@ -32,7 +33,7 @@ def resolve(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, collected: dict[s
             clock: ModelClock | None = None) -> Resolution:
     """The governing article (or tied parallel articles), its fields, and what is missing or invalid."""
     collected = dict(inquiry.collected_data if collected is None else collected)
-    chosen, bad_facets = chosen_facets(kb, collected)
+    chosen, bad_facets = chosen_facets(kb, collected, inquiry.access)
     facet_filters = combine_filters(inquiry.facet_filters, chosen)
     # One model call per question reranks the context (in retrieval); ranking articles stays heuristic.
     strategy = "heuristic" if ctx.reranker == "llm" else ctx.reranker
@@ -74,15 +75,18 @@ def resolve(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, collected: dict[s
     return out
 
 
-def chosen_facets(kb: KnowledgeBase, collected: dict[str, Any]) -> tuple[dict[str, str], dict[str, str]]:
-    """Facet values given as collected data ('record_keeper': 'acme retirement'), matched to the KB's."""
+def chosen_facets(kb: KnowledgeBase, collected: dict[str, Any],
+                  access: dict[str, Any] | None = None) -> tuple[dict[str, str], dict[str, str]]:
+    """Facet values given as collected data ('record_keeper': 'acme retirement'), matched to the KB's
+    values that the caller may read (`access`, see engine.access)."""
     chosen, invalid = {}, {}
+    known = visible_facets(kb, access or {})
     by_norm = {normalize_key(k): v for k, v in collected.items()}
     for facet in FACETS:
         raw = by_norm.get(normalize_key(facet))
         if raw is None:
             continue
-        match = match_choice(str(raw), kb.facets.get(facet, []))
+        match = match_choice(str(raw), known.get(facet, []))
         if match is None:
             invalid[facet] = f"{raw!r} is not a known {facet.replace('_', ' ')}"
         else:

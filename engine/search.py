@@ -72,11 +72,12 @@ def search(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, *, extra_filter: d
             hits = [hits[i] for i in chosen]
         return hits, Relevance(**relevance(question, hits, alternatives, kb.bm25.idf)), notes
 
-    used = combine_filters(TRUSTED, inquiry.filters, facets, extra_filter or {})
+    used = combine_filters(TRUSTED, inquiry.access, inquiry.filters, facets, extra_filter or {})
     hits, rel, notes = run(used)
     relaxed = False
     if facets and (not hits or rel.score < ctx.relevance_threshold):
-        loose = combine_filters(TRUSTED, inquiry.filters, extra_filter or {})
+        # trust and access are never relaxed; only the facets the question seemed to name are
+        loose = combine_filters(TRUSTED, inquiry.access, inquiry.filters, extra_filter or {})
         hits2, rel2, notes2 = run(loose)
         if rel2.score > rel.score:
             hits, rel, used, relaxed, notes = hits2, rel2, loose, True, notes2

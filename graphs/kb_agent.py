@@ -1,22 +1,24 @@
 """The citewise graph, whole, in one place: nodes, the edges between them, and why each edge routes.
 
-    START -> intake -> extract_required_data --(mode=required_data)--> END
+    START -> intake -> extract_required_data --(mode=required_data)--> record
                                              --(answer)-------------> retrieve
-    retrieve --(nothing relevant)--> abstain -> END
+    retrieve --(nothing relevant)--> abstain -> record
              --(relevant)----------> assemble_context --(answer)--> generate
                                                       --(mode=artifact)--> build_artifact
-    generate --(model: excerpts do not answer)--> abstain -> END
+    generate --(model: excerpts do not answer)--> abstain -> record
              --(draft)--> check_guardrails
     check_guardrails --(failed, retries left)--> generate          (bounded by max_regenerations)
-                     --(failed / low confidence)--> uncertain -> END
-                     --(passed)--> END   (decision can_proceed, or needs_data if fields are missing)
-    build_artifact --(no material for its core headings)--> abstain -> END
+                     --(failed / low confidence / unanswered)--> uncertain -> record
+                     --(passed)--> record   (decision can_proceed, or needs_data if fields are missing)
+    build_artifact --(no material for its core headings)--> abstain -> record
                    --(failed, retries left)--> build_artifact      (bounded by max_regenerations)
-                   --(failed / low confidence)--> uncertain -> END
-                   --(passed)--> END
+                   --(failed / low confidence)--> uncertain -> record
+                   --(passed)--> record
+    record -> END   (writes the answer's query-log row: every run's last step, whatever its path)
 
 Each node is a thin adapter over one engine step (citewise.engine); each routing function below
 asks `engine.routes`, which `engine.answer` asks too, so the graph and the plain pipeline agree.
+Where the engine's routes say "end", the graph goes to `record`, its one way out.
 """
 
 from __future__ import annotations
@@ -37,15 +39,16 @@ from ..nodes import (
     extract_required_data,
     generate,
     intake,
+    record,
     retrieve,
     uncertain,
 )
 from .state import InputState, OutputState, State
 
 
-def route_after_required_data(state: dict[str, Any]) -> Literal["retrieve", "__end__"]:
-    """`required_data` mode ends with the field list; `answer` mode goes on to retrieval."""
-    return END if routes.after_required_data(state.get("mode") or "answer") == "end" else "retrieve"
+def route_after_required_data(state: dict[str, Any]) -> Literal["retrieve", "record"]:
+    """`required_data` mode ends with the field list (recorded); `answer` mode goes on to retrieval."""
+    return "record" if routes.after_required_data(state.get("mode") or "answer") == "end" else "retrieve"
 
 
 def route_after_retrieve(state: dict[str, Any], runtime: Runtime[Context]) -> Literal["assemble_context", "abstain"]:
@@ -60,14 +63,14 @@ def route_after_context(state: dict[str, Any]) -> Literal["generate", "build_art
 
 
 def route_after_artifact(state: dict[str, Any], runtime: Runtime[Context]) -> Literal[
-        "build_artifact", "abstain", "uncertain", "__end__"]:
+        "build_artifact", "abstain", "uncertain", "record"]:
     """No material abstains; a failed check earns a bounded rebuild; then failure or low confidence is
     `uncertain`, as for answers."""
     guard = state.get("guardrails") or {}
     step = routes.after_artifact(load(Draft, state["draft"]), load(Artifact, state["artifact"]),
                                  bool(guard.get("passed")), float(state.get("confidence") or 0.0),
                                  int(state.get("attempts") or 0), context_from(runtime.context))
-    return END if step == "end" else step
+    return "record" if step == "end" else step
 
 
 def route_after_generate(state: dict[str, Any]) -> Literal["check_guardrails", "abstain"]:
@@ -76,12 +79,13 @@ def route_after_generate(state: dict[str, Any]) -> Literal["check_guardrails", "
 
 
 def route_after_guardrails(state: dict[str, Any],
-                           runtime: Runtime[Context]) -> Literal["generate", "uncertain", "__end__"]:
-    """A failed check earns a bounded regeneration; a second failure or low confidence is `uncertain`."""
+                           runtime: Runtime[Context]) -> Literal["generate", "uncertain", "record"]:
+    """A failed check earns a bounded regeneration; a second failure, low confidence or an unanswered
+    question is `uncertain`; a passed check is the answer (recorded)."""
     verdict = load(Verdict, state["verdict"])
     step = routes.after_check(verdict.passed, verdict.confidence, int(state.get("attempts") or 0),
                               context_from(runtime.context), not verdict.unanswered)
-    return END if step == "end" else step
+    return "record" if step == "end" else step
 
 
 def build_graph(*, checkpointer: Any = None, name: str = "kb_agent", context_schema: type[Context] = Context) -> Any:
@@ -96,18 +100,20 @@ def build_graph(*, checkpointer: Any = None, name: str = "kb_agent", context_sch
     builder.add_node("check_guardrails", check_guardrails)
     builder.add_node("abstain", abstain)
     builder.add_node("uncertain", uncertain)
+    builder.add_node("record", record)
 
     builder.add_edge(START, "intake")
     builder.add_edge("intake", "extract_required_data")
-    builder.add_conditional_edges("extract_required_data", route_after_required_data, ["retrieve", END])
+    builder.add_conditional_edges("extract_required_data", route_after_required_data, ["retrieve", "record"])
     builder.add_conditional_edges("retrieve", route_after_retrieve, ["assemble_context", "abstain"])
     builder.add_conditional_edges("assemble_context", route_after_context, ["generate", "build_artifact"])
     builder.add_conditional_edges("build_artifact", route_after_artifact,
-                                  ["build_artifact", "abstain", "uncertain", END])
+                                  ["build_artifact", "abstain", "uncertain", "record"])
     builder.add_conditional_edges("generate", route_after_generate, ["check_guardrails", "abstain"])
-    builder.add_conditional_edges("check_guardrails", route_after_guardrails, ["generate", "uncertain", END])
-    builder.add_edge("abstain", END)
-    builder.add_edge("uncertain", END)
+    builder.add_conditional_edges("check_guardrails", route_after_guardrails, ["generate", "uncertain", "record"])
+    builder.add_edge("abstain", "record")
+    builder.add_edge("uncertain", "record")
+    builder.add_edge("record", END)
     return builder.compile(checkpointer=checkpointer, name=name)
 
 

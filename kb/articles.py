@@ -19,8 +19,8 @@ from ..errors import IngestError
 from .text import instruction_snippets, visible
 
 # Bump when parsing or chunking changes what a file becomes: stores re-parse every file once.
-# 6: chunks carry their source position, documents their source_type; quarantine; code blocks whole.
-PARSER_VERSION = "6"
+# 7: positions and source_type; quarantine; code blocks whole; namespace and confidentiality.
+PARSER_VERSION = "7"
 
 # heading (normalised) -> (chunk_type, tier)
 SECTION_KINDS: dict[str, tuple[str, str]] = {

@@ -32,6 +32,7 @@ from ..errors import ConfigError, IngestError, InputError
 from ..retrieval.embeddings import Embedder, get_embedder
 from ..retrieval.snapshot import build_indexes, build_lock, forget, is_current, recorded_model
 from ..store.sqlite import Store
+from .access import with_access_metadata
 from .articles import PARSER_VERSION, QUARANTINED, Document, content_hash, metadata_value
 from .chunker import Chunk, chunk_document
 from .convert import ConversionError
@@ -288,6 +289,12 @@ def plan_file(source: SourceFile, store: Store, ctx: Context, reparse: bool, sum
             continue
         if item.doc_id in seen:
             summary.skip(key, f"duplicate id {item.doc_id!r} in the same file; kept the first")
+            continue
+        try:  # every document has a namespace and a confidentiality level (access filters rely on it)
+            item.metadata = with_access_metadata(item.metadata, f"{key} ({item.doc_id})")
+        except IngestError as exc:
+            summary.errors.append(str(exc))
+            plan.record = False
             continue
         owner = store.document_source(item.doc_id)
         if owner is not None and owner != key and Path(owner).exists():

@@ -7,8 +7,9 @@ from .check_guardrails import check_guardrails
 from .extract_required_data import extract_required_data
 from .generate import generate
 from .intake import intake
+from .record import record
 from .retrieve import retrieve
 from .uncertain import uncertain
 
 __all__ = ["abstain", "assemble_context", "build_artifact", "check_guardrails", "extract_required_data", "generate",
-           "intake", "retrieve", "uncertain"]
+           "intake", "record", "retrieve", "uncertain"]

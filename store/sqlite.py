@@ -1,8 +1,9 @@
-"""SQLite store of sources, documents and chunks (the source of truth).
+"""SQLite store of sources, documents and chunks (the source of truth), and the query log.
 
 Indexes (BM25, vectors, metadata columns) are derived from this file and can always be rebuilt
 from it. A `generation` counter changes whenever content changes, so a process that cached the
-indexes knows when to reload them.
+indexes knows when to reload them. The query log (one row per answer, engine/querylog.py) lives
+here too, so a home's questions and the knowledge they were answered from stay together.
 """
 
 from __future__ import annotations
@@ -11,8 +12,10 @@ import json
 import sqlite3
 import threading
 import time
+import uuid
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +37,10 @@ CREATE TABLE IF NOT EXISTS chunks (
     text TEXT NOT NULL, tokens INTEGER NOT NULL, metadata TEXT NOT NULL, position TEXT NOT NULL DEFAULT '{}');
 CREATE INDEX IF NOT EXISTS chunks_doc ON chunks(doc_id);
 CREATE TABLE IF NOT EXISTS synonyms (source TEXT PRIMARY KEY, data TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS query_log (
+    id TEXT PRIMARY KEY, ts REAL NOT NULL, owner TEXT NOT NULL DEFAULT '', decision TEXT, record TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS query_log_ts ON query_log(ts);
+CREATE INDEX IF NOT EXISTS query_log_owner_ts ON query_log(owner, ts);
 """
 # Columns added after a table was first released: (table, column, declaration). A store created by an
 # older citewise gets them on open (ALTER TABLE ... ADD COLUMN, so existing rows keep their data and
@@ -232,6 +239,65 @@ class Store:
     def delete_synonyms(self, conn: sqlite3.Connection, source: str) -> None:
         conn.execute("DELETE FROM synonyms WHERE source=?", (source,))
 
+
+    # --- query log ----------------------------------------------------------------------------
+    def log_query(self, record: dict[str, Any]) -> str:
+        """Store one answer's record; returns its id (the record's own, or a new one if absent or taken).
+
+        `time` may be epoch seconds or ISO-8601; it is stored as both (epoch for ordering, ISO in the
+        record). Rows belong to `record["identity"]` (the owner that GET /v1/queries filters on).
+        """
+        row = dict(record)
+        ts = _epoch(row.get("time")) if row.get("time") is not None else time.time()
+        row["time"] = datetime.fromtimestamp(ts, UTC).isoformat(timespec="milliseconds")
+        wanted = str(row.get("id") or "") or uuid.uuid4().hex
+        for candidate in (wanted, uuid.uuid4().hex):
+            row["id"] = candidate
+            text = json.dumps(row, default=str, ensure_ascii=False)
+            cur = self.conn().execute(
+                "INSERT OR IGNORE INTO query_log(id, ts, owner, decision, record) VALUES(?,?,?,?,?)",
+                (candidate, ts, str(row.get("identity") or ""), row.get("decision"), text))
+            if cur.rowcount:
+                return candidate
+        raise RuntimeError("could not store a query-log row")  # two uuid4 collisions: not reachable
+
+    def queries(self, since: float | str | datetime | None = None, decision: str | None = None,
+                limit: int = 100, *, owner: str | None = None) -> list[dict[str, Any]]:
+        """Query-log records, newest first: from `since` on, of one `decision`, of one `owner` (None: all)."""
+        sql, args = "SELECT record FROM query_log WHERE 1=1", []
+        if since is not None:
+            sql += " AND ts >= ?"
+            args.append(_epoch(since))
+        if decision is not None:
+            sql += " AND decision = ?"
+            args.append(decision)
+        if owner is not None:
+            sql += " AND owner = ?"
+            args.append(owner)
+        sql += " ORDER BY ts DESC, rowid DESC LIMIT ?"
+        args.append(max(0, int(limit)))
+        return [json.loads(r[0]) for r in self.conn().execute(sql, args)]
+
+    def query(self, id: str) -> dict[str, Any] | None:
+        row = self.conn().execute("SELECT record FROM query_log WHERE id=?", (id,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def prune_queries(self, before: float | str | datetime) -> int:
+        """Delete query-log rows older than `before` (the retention setting); returns how many."""
+        return self.conn().execute("DELETE FROM query_log WHERE ts < ?", (_epoch(before),)).rowcount
+
+
+def _epoch(value: float | int | str | datetime) -> float:
+    """Epoch seconds from epoch seconds, an ISO-8601 string (naive means UTC) or a datetime."""
+    if isinstance(value, bool):
+        raise ValueError("a time must be epoch seconds, ISO-8601 text or a datetime")
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    if isinstance(value, datetime):
+        return (value if value.tzinfo else value.replace(tzinfo=UTC)).timestamp()
+    raise ValueError("a time must be epoch seconds, ISO-8601 text or a datetime")
 
 def _chunk_row(r: sqlite3.Row) -> dict[str, Any]:
     return {"chunk_id": r["chunk_id"], "doc_id": r["doc_id"], "ordinal": r["ordinal"], "section": r["section"],

@@ -20,7 +20,7 @@ def rt(**ctx: object) -> SimpleNamespace:
 
 
 def test_required_data_mode_ends_after_extraction() -> None:
-    assert route_after_required_data({"mode": "required_data"}) == "__end__"
+    assert route_after_required_data({"mode": "required_data"}) == "record"
     assert route_after_required_data({"mode": "answer"}) == "retrieve"
 
 
@@ -54,7 +54,7 @@ def test_failed_check_regenerates_once_then_goes_uncertain() -> None:
 
 def test_low_confidence_or_an_unanswered_question_is_uncertain_else_end() -> None:
     assert route_after_guardrails(_checked(True, 0.69, 1), rt(confidence_threshold=0.7)) == "uncertain"
-    assert route_after_guardrails(_checked(True, 0.7, 1), rt(confidence_threshold=0.7)) == "__end__"
+    assert route_after_guardrails(_checked(True, 0.7, 1), rt(confidence_threshold=0.7)) == "record"
     assert route_after_guardrails(_checked(True, 0.95, 1, ["the amount"]), rt()) == "uncertain"
 
 
@@ -73,7 +73,7 @@ def _built(*, cannot: bool = False, steps: bool = True, passed: bool = True, con
 
 
 def test_an_artifact_routes_like_an_answer_and_abstains_without_core_content() -> None:
-    assert route_after_artifact(_built(), rt()) == "__end__"
+    assert route_after_artifact(_built(), rt()) == "record"
     assert route_after_artifact(_built(cannot=True), rt()) == "abstain"
     assert route_after_artifact(_built(passed=False), rt(max_regenerations=1)) == "build_artifact"
     assert route_after_artifact(_built(passed=False, attempts=2), rt(max_regenerations=1)) == "uncertain"
