@@ -112,6 +112,7 @@ class KnowledgeBase:
     _detector: Any = None
     _memo: OrderedDict = field(default_factory=OrderedDict)
     _memo_lock: threading.Lock = field(default_factory=threading.Lock)
+    _doc_vectors: dict[str, np.ndarray] = field(default_factory=dict)
 
     # --- loading ------------------------------------------------------------------------------
     @classmethod
@@ -213,6 +214,18 @@ class KnowledgeBase:
         if doc is None:
             return []
         return [Passage(**self.passages.get(r), row=r) for r in range(doc.first_row, doc.first_row + doc.rows)]
+
+    def doc_vector(self, doc_id: str) -> np.ndarray | None:
+        """A document's mean chunk vector, normalised: what the whole article is about (cached)."""
+        with self._memo_lock:
+            cached = self._doc_vectors.get(doc_id)
+        if cached is None and doc_id in self.docs and self.docs[doc_id].rows:
+            doc = self.docs[doc_id]
+            mean = self.vectors_of(list(range(doc.first_row, doc.first_row + doc.rows))).mean(axis=0)
+            cached = (mean / max(float(np.linalg.norm(mean)), 1e-12)).astype(np.float32)
+            with self._memo_lock:
+                self._doc_vectors[doc_id] = cached
+        return cached
 
     def vectors_of(self, rows: list[int]) -> np.ndarray:
         """Dense vectors of some rows (from the local index, also kept when Pinecone serves queries)."""

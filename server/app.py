@@ -47,6 +47,7 @@ from ..store.sqlite import Store
 from . import tokens
 from .auth import NOBODY, PUBLIC_PATHS, mode
 from .errors import ApiError, from_citewise, invalid, on_api_error, on_http_exception, on_validation_error
+from .guard import RequestGuard
 from .models import (
     AnswerRequest,
     AnswerResponse,
@@ -85,6 +86,7 @@ def known_query_parameters(request: Request) -> None:
 
 app = FastAPI(title="citewise HTTP API", version=VERSION, openapi_url="/v1/openapi.json", docs_url="/v1/docs",
               redoc_url=None, description=__doc__, dependencies=[Depends(known_query_parameters)])
+app.add_middleware(RequestGuard)  # global on the LangGraph server too: bounded bodies, runs' input masked
 app.add_exception_handler(RequestValidationError, on_validation_error)
 app.add_exception_handler(ApiError, on_api_error)
 app.add_exception_handler(HTTPException, on_http_exception)
