@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from .config import Context
+from .engine import querylog
+from .engine.privacy import mask_values, masked
 from .errors import InputError
 from .store import redact, resolve_url
 
@@ -36,11 +38,16 @@ def _context(home: str | Path | None, overrides: dict[str, Any]) -> Context:
 
 
 def _payload(question: str, filters: dict[str, Any] | None, collected_data: dict[str, Any] | None,
-             max_tokens: int | None, mode: str | None) -> dict[str, Any]:
-    payload: dict[str, Any] = {"question": question, "filters": filters or {}, "collected_data": collected_data or {},
-                               "max_tokens": max_tokens}
+             max_tokens: int | None, mode: str | None, artifact_type: str | None = None) -> dict[str, Any]:
+    # Masked before the graph sees it: a checkpointed run persists its input as given.
+    payload: dict[str, Any] = {"question": masked(question) if isinstance(question, str) else question,
+                               "filters": filters or {}, "max_tokens": max_tokens,
+                               "collected_data": mask_values(collected_data) if isinstance(collected_data, dict)
+                               else collected_data or {}}
     if mode is not None:
         payload["mode"] = mode
+    if artifact_type is not None:
+        payload["artifact_type"] = artifact_type
     return payload
 
 
@@ -94,8 +101,27 @@ def _where(home: Path, database_url: str | None) -> str:
     return redact(url) if url else str(Path(home) / THREADS_DB)
 
 
+def run_config(surface: str | None = None, thread_id: str | None = None, user: Any = None) -> dict[str, Any]:
+    """The config of one in-process run: the surface its query-log row names, and one id for the row
+    and the LangSmith trace (the root `run_id`, and `citewise_query_id` in the run metadata).
+
+    `user` is an authenticated identity (server/auth.py); it travels as `langgraph_auth_user`, the
+    key the LangGraph server uses for the run API, so the graph reads access one way everywhere.
+    """
+    surface = surface or querylog.current_surface("python")
+    query_id = querylog.new_id()
+    configurable: dict[str, Any] = {"citewise_surface": surface}
+    if thread_id is not None:
+        configurable["thread_id"] = thread_id
+    if user is not None:
+        configurable["langgraph_auth_user"] = user
+    return {"configurable": configurable, "run_id": uuid.UUID(query_id),
+            "metadata": {"citewise_query_id": query_id, "citewise_surface": surface},
+            "tags": ["citewise", f"surface:{surface}"]}
+
+
 def _config(thread_id: str) -> dict[str, Any]:
-    return {"configurable": {"thread_id": thread_id}}
+    return run_config(thread_id=thread_id)
 
 
 def _settings_db(home: Path) -> sqlite3.Connection:
@@ -145,18 +171,20 @@ def _result(graph: Any, out: dict[str, Any], thread_id: str) -> dict[str, Any]:
 
 def ask(question: str, *, home: str | Path | None = None, filters: dict[str, Any] | None = None,
         collected_data: dict[str, Any] | None = None, max_tokens: int | None = None, mode: str | None = "answer",
-        thread_id: str | None = None, **context: Any) -> dict[str, Any]:
+        thread_id: str | None = None, artifact_type: str | None = None, **context: Any) -> dict[str, Any]:
     """One run. With `thread_id` (or interrupts on) the run is checkpointed and may pause for data."""
     ctx = _context(home, context)
-    payload = _payload(question, filters, collected_data, max_tokens, mode)
+    payload = _payload(question, filters, collected_data, max_tokens, mode, artifact_type)
     if thread_id is None and not ctx.interrupt_on_missing_data:
         from .graphs.kb_agent import graph
 
-        return graph.invoke(payload, context=ctx)
+        return graph.invoke(payload, config=run_config(), context=ctx)
     thread_id = thread_id or uuid.uuid4().hex
     graph = threaded_graph(ctx.home_path, ctx.database_url)
     save_settings(ctx.home_path, thread_id, {k: v for k, v in context.items() if v is not None}, ctx.database_url)
-    out = graph.invoke(payload, config=_config(thread_id), context=ctx)
+    # durability="exit": only the state the run ends (or pauses) with is stored — after intake masked the
+    # question and the required-data step withheld sensitive values — never the raw input of its first step.
+    out = graph.invoke(payload, config=_config(thread_id), context=ctx, durability="exit")
     return _result(graph, out, thread_id)
 
 
@@ -198,7 +226,8 @@ def resume(thread_id: str, values: dict[str, Any], *, home: str | Path | None = 
     save_settings(home_path, thread_id, settings, url)
     ctx = _context(home_path, {**settings, "database_url": url})
     graph = threaded_graph(home_path, url)
-    out = graph.invoke(Command(resume=dict(values)), config=_config(thread_id), context=ctx)
+    out = graph.invoke(Command(resume=mask_values(values)), config=_config(thread_id), context=ctx,
+                       durability="exit")
     return _result(graph, out, thread_id)
 
 
@@ -206,3 +235,12 @@ def required_data(question: str, *, home: str | Path | None = None, filters: dic
                   collected_data: dict[str, Any] | None = None, **context: Any) -> dict[str, Any]:
     out = ask(question, home=home, filters=filters, collected_data=collected_data, mode="required_data", **context)
     return {k: out.get(k) for k in ("article_reference", "required_fields", "missing_fields", "invalid_fields")}
+
+
+def artifact(artifact_type: str, subject: str, *, home: str | Path | None = None,
+             filters: dict[str, Any] | None = None, collected_data: dict[str, Any] | None = None,
+             max_tokens: int | None = None, **context: Any) -> dict[str, Any]:
+    """Build a cited artifact (checklist, workflow, call_script, brief, blueprint) about `subject`: the
+    graph's output, with `artifact` = {type, title, headings, markdown}; out_of_scope when the KB lacks it."""
+    return ask(subject, home=home, filters=filters, collected_data=collected_data, max_tokens=max_tokens,
+               mode="artifact", artifact_type=artifact_type, **context)

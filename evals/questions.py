@@ -5,7 +5,9 @@
 
 Each entry (format: evals/QUESTIONS.md) states what a correct answer must contain; an entry passes when
 every check it states holds: decision, governing article, facts in `response.text`, phrases absent,
-warnings carried, required-field keys, and citations from the right article. The report gives the pass
+warnings carried, required-field keys, and citations from the right article. An entry with an
+`artifact_type` asks for that artifact instead: its facts (and absent phrases) are looked for in
+`artifact.markdown`, and its expected `headings` must each be a heading of it. The report gives the pass
 rate, each check's rate, answer-fact recall, citation precision, never-say violations, false-abstain and
 false-answer rates, broken down by category, for one split (dev to tune, test to report).
 """
@@ -91,15 +93,33 @@ def _as_list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else [value]
 
 
+def artifact_texts(result: dict[str, Any]) -> tuple[str, str]:
+    """An artifact's Markdown up to its list of sources (a fact must be in the artifact, not in a source's
+    title), and the text of its own statements: its items without the headings that quote the KB's
+    guardrails (a call script's "Never say" states the phrases it forbids)."""
+    artifact = result.get("artifact") or {}
+    markdown = (artifact.get("markdown") or "").split("\n## Sources\n")[0]
+    own = [item for h in artifact.get("headings") or [] if not h.get("quotes_guardrails") for item in h["items"]]
+    return markdown, "\n".join([artifact.get("title", ""), *own])
+
+
 def judge(entry: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
     """Every check the entry states, with the evidence; `pass` when all hold."""
+    checks: dict[str, bool] = {"decision": result.get("decision") in _as_list(entry.get("decision"))}
+    details: dict[str, Any] = {}
     response = result.get("response") or {}
     text = response.get("text") or ""
+    stated = text
+    if entry.get("artifact_type"):
+        text, stated = artifact_texts(result)
+        headings = entry.get("headings") or []
+        got = re.findall(r"^## (.+)$", text, re.M)
+        if headings:
+            details["headings_missing"] = [h for h in headings if not any(normalize(h) == normalize(g) for g in got)]
+            checks["headings"] = not details["headings_missing"]
     warnings = [w for s in response.get("sections") or [] for w in s.get("warnings", [])]
     got_article = (result.get("article_reference") or {}).get("article_id")
     decisions = _as_list(entry.get("decision"))
-    checks: dict[str, bool] = {"decision": result.get("decision") in decisions}
-    details: dict[str, Any] = {}
     if got_article is None and result.get("decision") in ANSWERED and result.get("citations"):
         got_article = result["citations"][0].get("doc_id")  # plain documents: the answer's main source
     if "article" in entry:
@@ -112,7 +132,7 @@ def judge(entry: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
         checks["facts"] = all(found)
     must_not = entry.get("must_not") or []
     if must_not:
-        present = [p for p in must_not if contains(text, p)]
+        present = [p for p in must_not if contains(stated, p)]
         details["must_not_present"] = present
         checks["must_not"] = not present
     wanted = entry.get("warnings") or []
@@ -134,6 +154,8 @@ def judge(entry: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
     expects_answer = any(d in ANSWERED for d in decisions)
     expects_abstain = all(d in ABSTAINED for d in decisions)
     expected = {"decision": entry.get("decision"), "article": entry.get("article")}
+    if entry.get("artifact_type"):
+        expected["artifact_type"] = entry["artifact_type"]
     return {"id": entry["id"], "category": entry.get("category", ""), "split": split_of(entry["id"]),
             "question": entry["question"], "expected": expected,
             "got": {"decision": result.get("decision"), "article": got_article, "confidence": result.get("confidence")},
@@ -173,8 +195,10 @@ def run(questions: list[dict[str, Any]], home: Path, *, split: str = "all",
     rows, latencies = [], []
     for entry in chosen:
         started = time.perf_counter()
+        kind = {"mode": "artifact", "artifact_type": entry["artifact_type"]} if entry.get("artifact_type") else {
+            "mode": entry.get("mode")}
         result = answer(entry["question"], home=home, collected_data=entry.get("collected_data"),
-                        filters=entry.get("filters"), mode=entry.get("mode"), **context)
+                        filters=entry.get("filters"), **kind, **context)
         latencies.append((time.perf_counter() - started) * 1000)
         rows.append({**judge(entry, result), "confidence": result.get("confidence"),
                      "latency_ms": round(latencies[-1], 1)})

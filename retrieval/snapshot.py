@@ -129,6 +129,7 @@ class KnowledgeBase:
     _detector: Any = None
     _memo: OrderedDict = field(default_factory=OrderedDict)
     _memo_lock: threading.Lock = field(default_factory=threading.Lock)
+    _doc_vectors: dict[str, np.ndarray] = field(default_factory=dict)
 
     # --- loading ------------------------------------------------------------------------------
     @classmethod
@@ -233,6 +234,18 @@ class KnowledgeBase:
         if doc is None:
             return []
         return [Passage(**self.passages.get(r), row=r) for r in range(doc.first_row, doc.first_row + doc.rows)]
+
+    def doc_vector(self, doc_id: str) -> np.ndarray | None:
+        """A document's mean chunk vector, normalised: what the whole article is about (cached)."""
+        with self._memo_lock:
+            cached = self._doc_vectors.get(doc_id)
+        if cached is None and doc_id in self.docs and self.docs[doc_id].rows:
+            doc = self.docs[doc_id]
+            mean = self.vectors_of(list(range(doc.first_row, doc.first_row + doc.rows))).mean(axis=0)
+            cached = (mean / max(float(np.linalg.norm(mean)), 1e-12)).astype(np.float32)
+            with self._memo_lock:
+                self._doc_vectors[doc_id] = cached
+        return cached
 
     def vectors_of(self, rows: list[int]) -> np.ndarray:
         """Dense vectors of some rows (from the local index, also kept when Pinecone serves queries)."""
@@ -509,7 +522,9 @@ def build_indexes(store: Store, embedder: Embedder | None = None,
     try:
         BM25Index.build(texts).save(tmp / "bm25")
         keys = [hashlib.sha1(t.encode("utf-8")).hexdigest() for t in texts]
+        embed_started = time.perf_counter()
         vectors = reuse_vectors(home, embedder, texts, keys, progress)
+        embedding_seconds = time.perf_counter() - embed_started
         (tmp / TEXT_KEYS).write_text(json.dumps(keys))
         ExactIndex(vectors).save(tmp)
         if len(chunk_ids) >= ANN_MIN_ROWS:  # exact search stops meeting latency targets around here
@@ -518,7 +533,8 @@ def build_indexes(store: Store, embedder: Embedder | None = None,
         PassageTable.write(tmp, [{"chunk_id": r["chunk_id"], "doc_id": r["doc_id"], "title": r["title"],
                                   "section": r["section"], "chunk_type": r["chunk_type"], "tier": r["tier"],
                                   "text": r["text"], "ordinal": r["ordinal"], "tokens": r["tokens"],
-                                  "metadata": md} for r, md in zip(rows, metadata, strict=True)])
+                                  "metadata": md, "position": json.loads(r.get("position") or "{}")}
+                                 for r, md in zip(rows, metadata, strict=True)])
         docs = [{**d, "first_row": spans.get(d["doc_id"], [0, 0])[0], "rows": spans.get(d["doc_id"], [0, 0])[1]}
                 for d in documents]
         (tmp / "documents.json").write_text(json.dumps(docs))
@@ -532,7 +548,8 @@ def build_indexes(store: Store, embedder: Embedder | None = None,
         manifest = {"format": FORMAT, "generation": generation, "store_id": store_id, "store": store.kind,
                     "embedding_model": embedder.model_id,
                     "analyzer": ANALYZER_ID, "chunks": len(chunk_ids), "documents": len(documents),
-                    "built_at": time.time(), "seconds": round(time.perf_counter() - started, 3)}
+                    "built_at": time.time(), "seconds": round(time.perf_counter() - started, 3),
+                    "embedding_seconds": round(embedding_seconds, 3)}
         (tmp / MANIFEST).write_text(json.dumps(manifest))
         final = tmp.with_name(f"index-g{generation}-{tmp.name.rsplit('-', 1)[-1]}")
         tmp.rename(final)
@@ -543,12 +560,38 @@ def build_indexes(store: Store, embedder: Embedder | None = None,
     return manifest
 
 
+EMBED_SLICE = 128  # chunks per embedding call: a progress update every few seconds even on a busy CPU
+
+
+def embed_in_slices(embedder: Embedder, texts: list[str], progress: Callable[[int], None] | None = None) -> np.ndarray:
+    """Vectors of `texts`, embedded a slice at a time so `progress` counts chunks, the unit its total is
+    in (embedders report their own units, e.g. MiniLM windows, which would overflow a chunk total).
+
+    Texts go longest first: each slice then holds texts of similar length (little padding in a model
+    batch), and the ETA starts pessimistic and improves instead of promising too much early on.
+    """
+    if not texts:
+        return np.zeros((0, embedder.dim), dtype=np.float32)
+    order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+    parts = []
+    for start in range(0, len(order), EMBED_SLICE):
+        part = order[start:start + EMBED_SLICE]
+        parts.append(np.asarray(embedder.embed_documents([texts[i] for i in part]), dtype=np.float32))
+        if progress is not None:
+            progress(len(part))
+    stacked = np.concatenate(parts)  # the width is known only now (a remote model reports it on first use)
+    vectors = np.empty_like(stacked)
+    vectors[order] = stacked
+    return vectors
+
+
 def reuse_vectors(home: Path, embedder: Embedder, texts: list[str], keys: list[str],
                   progress: Callable[[int], None] | None = None) -> np.ndarray:
     """Vectors for `texts`, taken from the home's current snapshot where the text is unchanged.
 
     What makes a refresh incremental: a row whose text the previous build already embedded (same
-    model) is copied, so only new or changed text goes through windowing and the embedding cache.
+    model) is copied, so only new or changed text goes through windowing and the embedding cache
+    (`embed_in_slices`: progress counts chunks, reused ones included).
     """
     if not texts:
         return np.zeros((0, embedder.dim), dtype=np.float32)
@@ -565,7 +608,7 @@ def reuse_vectors(home: Path, embedder: Embedder, texts: list[str], keys: list[s
         except (OSError, ValueError):
             previous, old = {}, None
     if old is None or not previous:
-        return embedder.embed_documents(texts, progress=progress)
+        return embed_in_slices(embedder, texts, progress)
     todo = [i for i, k in enumerate(keys) if k not in previous]
     vectors = np.empty((len(texts), old.shape[1]), dtype=np.float32)
     reused = [i for i, k in enumerate(keys) if k in previous]
@@ -574,7 +617,7 @@ def reuse_vectors(home: Path, embedder: Embedder, texts: list[str], keys: list[s
         if progress is not None:
             progress(len(reused))
     if todo:
-        vectors[todo] = embedder.embed_documents([texts[i] for i in todo], progress=progress)
+        vectors[todo] = embed_in_slices(embedder, [texts[i] for i in todo], progress)
     return vectors
 
 

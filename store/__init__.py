@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..errors import ConfigError
+from ..errors import ConfigError, StoreError
 from .base import Store
 
 ENV_URL = "CITEWISE_DATABASE_URL"
@@ -51,6 +51,18 @@ def store_exists(home: str | Path, database_url: str | None = None) -> bool:
     return SQLiteStore.exists(Path(home))
 
 
+def is_database_error(exc: BaseException) -> bool:
+    """Whether an exception is the store's own failure (SQLite's, PostgreSQL's, or a StoreError), not
+    one input's: ingest stops on it instead of skipping a file and failing the same way on the next."""
+    import sqlite3
+    import sys
+
+    if isinstance(exc, sqlite3.Error | StoreError):
+        return True
+    psycopg = sys.modules.get("psycopg")  # imported only once a PostgreSQL store was opened
+    return psycopg is not None and isinstance(exc, psycopg.Error)
+
+
 def redact(url: str) -> str:
     """A URL fit for messages and logs: the password replaced."""
     from urllib.parse import urlsplit, urlunsplit
@@ -65,4 +77,4 @@ def redact(url: str) -> str:
     return urlunsplit(parts._replace(netloc=netloc))
 
 
-__all__ = ["Store", "open_store", "redact", "resolve_url", "store_exists"]
+__all__ = ["Store", "is_database_error", "open_store", "redact", "resolve_url", "store_exists"]

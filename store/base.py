@@ -7,12 +7,19 @@ ingest and the same snapshot build run on either.
 
 Conventions both keep:
 - writes take the connection of a `transaction()` (one per document at ingest); content changes
-  call `bump_generation(conn)` in that same transaction, so a generation number always names one
-  committed state;
+  call `bump_generation(conn)` in that same transaction (it returns the generation the transaction
+  creates), so a generation number always names one committed state;
 - `reading()` is one consistent read: every read inside it, on this thread, sees the same state;
-- `iter_chunks()` rows are mappings with the chunk columns, `title`, and `metadata` as JSON text;
-- the query log and eval runs take and return JSON-able dicts, each stored with an `id` and a
-  `created_at` (seconds since the epoch); they never change the generation.
+- `iter_chunks()` rows are mappings with the chunk columns, `title`, and `metadata` and `position`
+  (where the chunk came from: page, slide, heading path, time range...) as JSON text (sorted keys);
+  `chunks_by_id()` / `chunks_of()` give both parsed;
+- the query log (engine/querylog.py) stores one record per answer: its `time` (epoch seconds or
+  ISO-8601 in, ISO-8601 UTC out) is also kept as epoch seconds for ordering and retention, its rows
+  belong to `record["identity"]` (the owner `queries(owner=...)` filters on), and a taken id gets a
+  fresh one rather than overwriting another answer's row;
+- eval runs take and return JSON-able dicts, each stored with an `id` and a `created_at` (seconds
+  since the epoch);
+- neither log changes the generation.
 """
 
 from __future__ import annotations
@@ -50,7 +57,7 @@ class Store(Protocol):
     def get_meta(self, key: str, default: str | None = None) -> str | None: ...
     def set_meta(self, conn: Any, key: str, value: str) -> None: ...
     def generation(self) -> int: ...
-    def bump_generation(self, conn: Any) -> None: ...
+    def bump_generation(self, conn: Any) -> int: ...
     def watch(self, callback: Callable[[int], None]) -> bool: ...
 
     # --- sources --------------------------------------------------------------------------------
@@ -81,8 +88,10 @@ class Store(Protocol):
 
     # --- query log and eval runs ----------------------------------------------------------------
     def log_query(self, record: dict[str, Any]) -> str: ...
-    def queries(self, since: Since = None, decision: str | None = None, limit: int = 100) -> list[dict[str, Any]]: ...
+    def queries(self, since: Since = None, decision: str | None = None, limit: int = 100, *,
+                owner: str | None = None) -> list[dict[str, Any]]: ...
     def query(self, id: str) -> dict[str, Any] | None: ...
+    def prune_queries(self, before: float | str | datetime) -> int: ...
     def put_eval_run(self, run: dict[str, Any]) -> str: ...
     def eval_runs(self, limit: int = 20) -> list[dict[str, Any]]: ...
     def eval_run(self, id: str) -> dict[str, Any] | None: ...
@@ -108,22 +117,38 @@ def prepare_record(record: Any, what: str) -> tuple[str, float, dict[str, Any]]:
     return rid, float(created), stored
 
 
-def since_epoch(since: Since) -> float | None:
-    """`since` as epoch seconds (naive datetimes and ISO text without a zone are taken as UTC)."""
-    if since is None:
-        return None
-    if isinstance(since, bool):
-        raise InputError("since must be epoch seconds, a datetime or ISO-8601 text")
-    if isinstance(since, int | float):
-        return float(since)
-    if isinstance(since, str):
-        try:
-            since = datetime.fromisoformat(since)
-        except ValueError:
-            raise InputError(f"since: {since!r} is not an ISO-8601 date/time") from None
-    if isinstance(since, datetime):
-        return (since if since.tzinfo else since.replace(tzinfo=UTC)).timestamp()
-    raise InputError("since must be epoch seconds, a datetime or ISO-8601 text")
+def query_log_row(record: dict[str, Any]) -> tuple[float, str, str | None, dict[str, Any]]:
+    """A query-log record as both stores keep it: (epoch seconds, owner, decision, the record with `time`
+    as ISO-8601 UTC). The record's own id, if any, is tried first (`log_ids`)."""
+    row = dict(record)
+    ts = to_epoch(row["time"]) if row.get("time") is not None else time.time()
+    row["time"] = datetime.fromtimestamp(ts, UTC).isoformat(timespec="milliseconds")
+    decision = row.get("decision")
+    return ts, str(row.get("identity") or ""), decision if isinstance(decision, str) else None, row
+
+
+def log_ids(record: dict[str, Any]) -> Iterator[str]:
+    """The ids a query-log row may take, in order: its own (when it has one), then a fresh one."""
+    yield str(record.get("id") or "") or uuid.uuid4().hex
+    yield uuid.uuid4().hex
+
+
+def to_epoch(value: float | int | str | datetime) -> float:
+    """Epoch seconds from epoch seconds, an ISO-8601 string (naive means UTC; Z allowed) or a datetime."""
+    if isinstance(value, bool):
+        raise ValueError("a time must be epoch seconds, ISO-8601 text or a datetime")
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    if isinstance(value, datetime):
+        return (value if value.tzinfo else value.replace(tzinfo=UTC)).timestamp()
+    raise ValueError("a time must be epoch seconds, ISO-8601 text or a datetime")
+
+
+def query_limit(limit: Any) -> int:
+    """The query log's row limit, as the SQLite store always took it (0 or less: no rows)."""
+    return max(0, int(limit))
 
 
 def check_limit(limit: Any) -> int:

@@ -3,7 +3,8 @@
 The tables mirror the SQLite store's (documents, chunks, synonyms, sources, meta) plus the query
 log, eval runs and the CLI/API thread settings. JSON columns of the content tables are `json`, not
 `jsonb`: `json` keeps the text byte for byte, so a snapshot built from PostgreSQL is the one SQLite
-would give; the logs are `jsonb`, which can be queried and indexed.
+would give; the logs and the chunks' source positions are `jsonb`, which can be queried and indexed
+(a position is handed to the snapshot build as JSON text with sorted keys, as SQLite stores it).
 
 Concurrency (two machines ingesting at once): every document write takes a transaction-scoped
 advisory lock on the document id before its delete-and-insert, and the generation row is updated
@@ -28,6 +29,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +40,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from ..errors import StoreError
 from ..kb.chunker import Chunk
 from . import redact
-from .base import Since, check_limit, prepare_record, since_epoch
+from .base import Since, check_limit, log_ids, prepare_record, query_limit, query_log_row, to_epoch
 
 log = logging.getLogger("citewise.store")
 
@@ -77,10 +79,26 @@ CREATE INDEX eval_runs_created ON eval_runs(created_at)
     (3, "settings of the CLI's and Python API's threads", """
 CREATE TABLE citewise_threads (thread_id text PRIMARY KEY, settings jsonb NOT NULL)
 """),
+    # The query log as the SQLite store keeps it (engine/querylog.py): epoch `ts`, the `owner` GET
+    # /v1/queries filters on, the record's `time` in ISO-8601; `seq` orders rows of one instant.
+    (4, "chunk positions; the query log's owner and epoch time", """
+ALTER TABLE chunks ADD COLUMN position jsonb NOT NULL DEFAULT '{}';
+ALTER TABLE query_log RENAME COLUMN created_at TO ts;
+ALTER TABLE query_log ADD COLUMN owner text NOT NULL DEFAULT '';
+ALTER TABLE query_log ADD COLUMN seq bigserial;
+UPDATE query_log SET owner = coalesce(record->>'identity', ''),
+    record = record || jsonb_build_object('id', id, 'time',
+        to_char(to_timestamp(ts) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"+00:00"'));
+DROP INDEX query_log_created;
+DROP INDEX query_log_decision;
+CREATE INDEX query_log_ts ON query_log(ts);
+CREATE INDEX query_log_owner_ts ON query_log(owner, ts);
+CREATE INDEX query_log_decision ON query_log(decision, ts)
+"""),
 ]
 
 _CHUNK_COLUMNS = ("c.chunk_id, c.doc_id, c.ordinal, c.section, c.chunk_type, c.tier, c.text, c.tokens, "
-                  "c.metadata::text AS metadata, d.title")
+                  "c.metadata::text AS metadata, c.position, d.title")
 _POOLS: dict[str, ConnectionPool] = {}
 _IDS: dict[str, str] = {}
 _WATCHERS: dict[str, _Watcher] = {}
@@ -249,11 +267,12 @@ class PostgresStore:
     def generation(self) -> int:
         return int(self.get_meta("generation", "0") or 0)
 
-    def bump_generation(self, conn: psycopg.Connection) -> None:
+    def bump_generation(self, conn: psycopg.Connection) -> int:
         """Next generation, and a notification that replicas receive when this transaction commits."""
         row = conn.execute("UPDATE meta SET value = (value::bigint + 1)::text WHERE key='generation' "
                            "RETURNING value").fetchone()
         conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, f"{self.store_id()}:{row[0]}"))
+        return int(row[0])
 
     def watch(self, callback: Callable[[int], None]) -> bool:
         """Call `callback(generation)` from a listener thread whenever the generation changes."""
@@ -314,11 +333,12 @@ class PostgresStore:
              json.dumps(fields), json.dumps(guardrails), time.time()))
         if chunks:
             with conn.cursor() as cur, cur.copy(
-                    "COPY chunks(chunk_id, doc_id, ordinal, section, chunk_type, tier, text, tokens, metadata) "
-                    "FROM STDIN") as copy:
+                    "COPY chunks(chunk_id, doc_id, ordinal, section, chunk_type, tier, text, tokens, metadata, "
+                    "position) FROM STDIN") as copy:
                 for c in chunks:
                     copy.write_row((c.chunk_id, c.doc_id, c.ordinal, c.section, c.chunk_type, c.tier, c.text,
-                                    c.tokens, json.dumps(c.metadata, sort_keys=True)))
+                                    c.tokens, json.dumps(c.metadata, sort_keys=True),
+                                    json.dumps(getattr(c, "position", None) or {}, sort_keys=True)))
 
     def delete_documents(self, conn: psycopg.Connection, doc_ids: Iterable[str]) -> int:
         ids = list(doc_ids)
@@ -345,7 +365,8 @@ class PostgresStore:
             cur.itersize = 2000
             cur.execute(f"SELECT {_CHUNK_COLUMNS} FROM chunks c JOIN documents d USING(doc_id) "
                         "ORDER BY c.doc_id COLLATE \"C\", c.ordinal")
-            yield from cur
+            for r in cur:  # the position as the SQLite store gives it: JSON text, sorted keys
+                yield {**r, "position": json.dumps(r["position"] or {}, sort_keys=True)}
 
     def chunks_by_id(self, chunk_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
         ids = list(dict.fromkeys(chunk_ids))
@@ -393,32 +414,48 @@ class PostgresStore:
     def delete_synonyms(self, conn: psycopg.Connection, source: str) -> None:
         conn.execute("DELETE FROM synonyms WHERE source=%s", (source,))
 
-    # --- query log and eval runs --------------------------------------------------------------
+    # --- query log ----------------------------------------------------------------------------
     def log_query(self, record: dict[str, Any]) -> str:
-        rid, created, stored = prepare_record(record, "query log record")
-        decision = stored.get("decision")
-        with self._conn() as conn:
-            conn.execute("INSERT INTO query_log(id, created_at, decision, record) VALUES(%s,%s,%s,%s) "
-                         "ON CONFLICT(id) DO UPDATE SET created_at=excluded.created_at, decision=excluded.decision, "
-                         "record=excluded.record",
-                         (rid, created, decision if isinstance(decision, str) else None, json.dumps(stored)))
-        return rid
+        """Store one answer's record; returns its id (the record's own, or a new one if absent or taken).
 
-    def queries(self, since: Since = None, decision: str | None = None, limit: int = 100) -> list[dict[str, Any]]:
-        """Logged queries, newest first."""
-        after = since_epoch(since)
+        The same semantics as the SQLite store: `time` (epoch or ISO-8601) is kept as epoch `ts` and as
+        ISO text in the record, and the row belongs to `record["identity"]`.
+        """
+        ts, owner, decision, row = query_log_row(record)
+        for candidate in log_ids(row):
+            row["id"] = candidate
+            text = json.dumps(_no_nul(json.loads(json.dumps(row, default=str))), ensure_ascii=False)
+            with self._conn() as conn:
+                cur = conn.execute("INSERT INTO query_log(id, ts, owner, decision, record) VALUES(%s,%s,%s,%s,%s) "
+                                   "ON CONFLICT(id) DO NOTHING",
+                                   (_no_nul(candidate), ts, _no_nul(owner), _no_nul(decision), text))
+            if cur.rowcount:
+                return candidate
+        raise RuntimeError("could not store a query-log row")  # two uuid4 collisions: not reachable
+
+    def queries(self, since: Since = None, decision: str | None = None, limit: int = 100, *,
+                owner: str | None = None) -> list[dict[str, Any]]:
+        """Query-log records, newest first: from `since` on, of one `decision`, of one `owner` (None: all)."""
         sql, args = "SELECT record FROM query_log WHERE true", []
-        if after is not None:
-            sql, args = sql + " AND created_at >= %s", [*args, after]
+        if since is not None:
+            sql, args = sql + " AND ts >= %s", [*args, to_epoch(since)]
         if decision is not None:
-            sql, args = sql + " AND decision = %s", [*args, decision]
-        rows = self._rows(sql + " ORDER BY created_at DESC, id LIMIT %s", [*args, check_limit(limit)])
+            sql, args = sql + " AND decision = %s", [*args, _no_nul(decision)]
+        if owner is not None:
+            sql, args = sql + " AND owner = %s", [*args, _no_nul(owner)]
+        rows = self._rows(sql + " ORDER BY ts DESC, seq DESC LIMIT %s", [*args, query_limit(limit)])
         return [r[0] for r in rows]
 
     def query(self, id: str) -> dict[str, Any] | None:
-        row = self._one("SELECT record FROM query_log WHERE id=%s", (id,))
+        row = self._one("SELECT record FROM query_log WHERE id=%s", (_no_nul(id),))
         return row[0] if row else None
 
+    def prune_queries(self, before: float | str | datetime) -> int:
+        """Delete query-log rows older than `before` (the retention setting); returns how many."""
+        with self._conn() as conn:
+            return conn.execute("DELETE FROM query_log WHERE ts < %s", (to_epoch(before),)).rowcount
+
+    # --- eval runs ----------------------------------------------------------------------------
     def put_eval_run(self, run: dict[str, Any]) -> str:
         rid, created, stored = prepare_record(run, "eval run")
         with self._conn() as conn:
@@ -448,7 +485,18 @@ class PostgresStore:
 
 
 def _chunk_row(r: dict[str, Any]) -> dict[str, Any]:
-    return {**r, "metadata": json.loads(r["metadata"])}
+    return {**r, "metadata": json.loads(r["metadata"]), "position": r["position"] or {}}
+
+
+def _no_nul(value: Any) -> Any:
+    """PostgreSQL text and jsonb cannot hold U+0000 (SQLite can): it becomes U+FFFD in the log."""
+    if isinstance(value, str):
+        return value.replace("\x00", "\ufffd")
+    if isinstance(value, dict):
+        return {_no_nul(k): _no_nul(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_no_nul(v) for v in value]
+    return value
 
 
 class _Watcher(threading.Thread):

@@ -8,8 +8,10 @@ import subprocess
 import sys
 import threading
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
+import psycopg
 import pytest
 
 from citewise.errors import ConfigError, InputError, StoreError
@@ -116,18 +118,32 @@ def test_reading_sees_one_state(tmp_path: Path, database_url: str) -> None:
 
 
 def test_query_log_and_eval_runs(tmp_path: Path, database_url: str) -> None:
+    """The query log's semantics (engine/querylog.py, GET /v1/queries) are the same on both stores."""
     store = open_store(tmp_path, database_url)
-    first = store.log_query({"question": "q1", "decision": "can_proceed", "created_at": 1000.0, "x": {"y": [1]}})
-    second = store.log_query({"question": "q2", "decision": "out_of_scope", "created_at": 2000.0})
-    third = store.log_query({"id": "mine", "question": "q3", "decision": "can_proceed"})
-    assert third == "mine" and len({first, second, third}) == 3
-    assert [q["question"] for q in store.queries()] == ["q3", "q2", "q1"]  # newest first
-    assert [q["question"] for q in store.queries(decision="can_proceed")] == ["q3", "q1"]
-    assert [q["question"] for q in store.queries(since=1500)] == ["q3", "q2"]
-    assert [q["question"] for q in store.queries(since="1970-01-01T00:25:00+00:00", limit=1)] == ["q3"]
-    got = store.query(first)
-    assert got == {"id": first, "question": "q1", "decision": "can_proceed", "created_at": 1000.0, "x": {"y": [1]}}
+    now = time.time()
+    first = store.log_query({"id": "q1", "time": now - 3600, "identity": "alice", "decision": "can_proceed",
+                             "question": "a", "x": {"y": [1]}})
+    second = store.log_query({"time": now - 60, "identity": "bob", "decision": "out_of_scope", "question": "b"})
+    third = store.log_query({"id": "q1", "time": now, "identity": "alice", "decision": "can_proceed", "question": "c"})
+    fourth = store.log_query({"time": "1970-01-01T00:25:00Z", "question": "old\x00one"})  # ISO in, NUL kept apart
+    assert first == "q1" and second and third not in ("q1", second)  # a taken id gets a fresh one
+    got = store.query("q1")
+    assert got is not None and got["question"] == "a" and got["x"] == {"y": [1]} and got["id"] == "q1"
+    assert got["time"].endswith("+00:00") and abs(datetime.fromisoformat(got["time"]).timestamp() - (now - 3600)) < 1e-3
+    assert store.query(fourth)["time"] == "1970-01-01T00:25:00.000+00:00"
     assert store.query("missing") is None
+    assert [q["question"] for q in store.queries()][:3] == ["c", "b", "a"]  # newest first
+    assert [q["question"] for q in store.queries(decision="can_proceed")] == ["c", "a"]
+    assert [q["question"] for q in store.queries(since=now - 120)] == ["c", "b"]
+    assert [q["question"] for q in store.queries(since="1970-01-01T00:00:00Z", limit=1)] == ["c"]
+    assert [q["question"] for q in store.queries(since=datetime.fromtimestamp(now - 120, UTC))] == ["c", "b"]
+    assert [q["question"] for q in store.queries(owner="bob")] == ["b"]
+    assert [q["question"] for q in store.queries(owner="")] == [store.query(fourth)["question"]]
+    assert store.queries(limit=0) == []
+    tied = [store.log_query({"time": now + 10, "question": f"t{i}"}) for i in range(3)]
+    assert [q["id"] for q in store.queries(limit=3)] == tied[::-1]  # one instant: the last written first
+    assert store.prune_queries(now - 600) == 2 and store.query("q1") is None and store.query(fourth) is None
+    assert store.query(second) is not None
 
     run_id = store.put_eval_run({"set": "sample", "split": "test", "pass_rate": 0.9, "rows": [{"id": "a"}]})
     store.put_eval_run({"set": "sample", "pass_rate": 0.8, "created_at": 1.0})
@@ -136,12 +152,12 @@ def test_query_log_and_eval_runs(tmp_path: Path, database_url: str) -> None:
     assert store.generation() == 0  # logs are not content
 
     with pytest.raises(InputError, match="JSON"):
-        store.log_query({"when": object()})
+        store.put_eval_run({"when": object()})
     with pytest.raises(InputError, match="dict"):
-        store.log_query(["not", "a", "dict"])  # type: ignore[arg-type]
+        store.put_eval_run(["not", "a", "dict"])  # type: ignore[arg-type]
     with pytest.raises(InputError, match="limit"):
-        store.queries(limit=0)
-    with pytest.raises(InputError, match="ISO"):
+        store.eval_runs(limit=0)
+    with pytest.raises(ValueError):
         store.queries(since="yesterday")
 
 
@@ -167,6 +183,116 @@ def test_a_home_from_before_migrations_is_adopted(tmp_path: Path) -> None:
     store = open_store(tmp_path, "")
     assert store.schema_version() == sqlite_store.MIGRATIONS[-1][0] and store.generation() == 5
     assert store.log_query({"question": "q"}) and store.store_id()
+
+
+# --- homes and databases created by earlier versions keep their rows ------------------------------------
+MAIN_SCHEMA = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE sources (path TEXT PRIMARY KEY, hash TEXT NOT NULL, size INTEGER, mtime REAL, ingested_at REAL);
+CREATE TABLE documents (doc_id TEXT PRIMARY KEY, source TEXT NOT NULL, title TEXT NOT NULL, metadata TEXT NOT NULL,
+    content_hash TEXT NOT NULL, structured INTEGER NOT NULL, fields TEXT NOT NULL, guardrails TEXT NOT NULL,
+    ingested_at REAL NOT NULL);
+CREATE INDEX documents_source ON documents(source);
+CREATE TABLE chunks (chunk_id TEXT PRIMARY KEY, doc_id TEXT NOT NULL REFERENCES documents(doc_id) ON DELETE CASCADE,
+    ordinal INTEGER NOT NULL, section TEXT NOT NULL, chunk_type TEXT NOT NULL, tier TEXT NOT NULL,
+    text TEXT NOT NULL, tokens INTEGER NOT NULL, metadata TEXT NOT NULL, position TEXT NOT NULL DEFAULT '{}');
+CREATE INDEX chunks_doc ON chunks(doc_id);
+CREATE TABLE synonyms (source TEXT PRIMARY KEY, data TEXT NOT NULL);
+CREATE TABLE query_log (
+    id TEXT PRIMARY KEY, ts REAL NOT NULL, owner TEXT NOT NULL DEFAULT '', decision TEXT, record TEXT NOT NULL);
+CREATE INDEX query_log_ts ON query_log(ts);
+CREATE INDEX query_log_owner_ts ON query_log(owner, ts);
+"""  # what a home written by the query-log release (unversioned, user_version 0) holds
+FIRST_LOG_SCHEMA = """
+CREATE TABLE query_log (id TEXT PRIMARY KEY, created_at REAL NOT NULL, decision TEXT, record TEXT NOT NULL);
+CREATE INDEX query_log_created ON query_log(created_at);
+CREATE TABLE eval_runs (id TEXT PRIMARY KEY, created_at REAL NOT NULL, record TEXT NOT NULL);
+CREATE INDEX eval_runs_created ON eval_runs(created_at);
+"""  # the first versioned schema's migration 2 (query log without owners)
+
+
+def test_a_home_with_the_unversioned_query_log_is_adopted(tmp_path: Path) -> None:
+    conn = sqlite3.connect(tmp_path / sqlite_store.DB_NAME)
+    conn.executescript(MAIN_SCHEMA)
+    conn.execute("INSERT INTO meta VALUES ('generation', '3')")
+    conn.execute("INSERT INTO documents VALUES ('d', 'd.pdf', 'D', '{}', 'h', 0, '[]', '{}', 0)")
+    conn.execute("INSERT INTO chunks VALUES ('d#00', 'd', 0, '', 'content', 'medium', 'text', 1, '{}', "
+                 "'{\"page\": 2}')")
+    record = {"id": "r1", "time": "2026-05-01T12:00:00.000+00:00", "identity": "alice", "question": "q"}
+    conn.execute("INSERT INTO query_log VALUES ('r1', ?, 'alice', 'can_proceed', ?)",
+                 (datetime.fromisoformat(record["time"]).timestamp(), json.dumps(record)))
+    conn.commit()
+    conn.close()
+    store = open_store(tmp_path, "")
+    assert store.schema_version() == sqlite_store.MIGRATIONS[-1][0] and store.generation() == 3
+    assert store.chunks_of("d")[0]["position"] == {"page": 2}
+    assert store.queries(owner="alice") == [record] and store.query("r1") == record
+    assert store.store_id() and store.put_eval_run({"pass_rate": 1.0})  # eval runs were added
+    store.log_query({"time": time.time(), "identity": "bob", "question": "new"})
+    assert [r["question"] for r in store.queries()] == ["new", "q"]
+
+
+def test_a_home_with_the_first_versioned_query_log_keeps_its_rows(tmp_path: Path) -> None:
+    conn = sqlite3.connect(tmp_path / sqlite_store.DB_NAME)
+    conn.executescript(sqlite_store.MIGRATIONS[0][2])  # chunks without positions
+    conn.executescript(FIRST_LOG_SCHEMA)
+    conn.execute("INSERT INTO meta VALUES ('generation', '1')")
+    conn.execute("INSERT INTO documents VALUES ('d', 'd.md', 'D', '{}', 'h', 0, '[]', '{}', 0)")
+    conn.execute("INSERT INTO chunks VALUES ('d#00', 'd', 0, '', 'content', 'medium', 'text', 1, '{}')")
+    for rid, created, who in (("a", 1000.0, "alice"), ("b", 2000.0, None)):
+        record = {"id": rid, "created_at": created, "question": rid, "decision": "can_proceed", "identity": who}
+        conn.execute("INSERT INTO query_log VALUES (?, ?, 'can_proceed', ?)", (rid, created, json.dumps(record)))
+    conn.execute("INSERT INTO eval_runs VALUES ('e', 5.0, '{\"id\": \"e\", \"created_at\": 5.0}')")
+    conn.execute("PRAGMA user_version=2")
+    conn.commit()
+    conn.close()
+    store = open_store(tmp_path, "")
+    assert store.schema_version() == sqlite_store.MIGRATIONS[-1][0]
+    assert store.chunks_of("d")[0]["position"] == {}
+    assert [r["question"] for r in store.queries()] == ["b", "a"]
+    assert [r["question"] for r in store.queries(owner="alice")] == ["a"]
+    assert store.query("a")["time"] == "1970-01-01T00:16:40.000+00:00" and store.query("a")["created_at"] == 1000.0
+    assert store.prune_queries(1500) == 1 and store.eval_run("e") == {"id": "e", "created_at": 5.0}
+    columns = [r[1] for r in sqlite3.connect(tmp_path / sqlite_store.DB_NAME).execute("PRAGMA table_info(query_log)")]
+    assert columns == ["id", "ts", "owner", "decision", "record"]
+
+
+def test_a_postgres_database_of_the_first_schema_keeps_its_rows(tmp_path: Path, pg_url: str) -> None:
+    from citewise.store import postgres
+
+    with psycopg.connect(pg_url, autocommit=True) as conn, conn.transaction():
+        conn.execute("CREATE TABLE citewise_schema (version integer PRIMARY KEY, name text NOT NULL, "
+                     "applied_at timestamptz NOT NULL DEFAULT now())")
+        for number, name, script in postgres.MIGRATIONS[:3]:
+            for statement in filter(str.strip, script.split(";")):
+                conn.execute(statement)
+            conn.execute("INSERT INTO citewise_schema(version, name) VALUES (%s, %s)", (number, name))
+        conn.execute("INSERT INTO documents VALUES ('d', 'd.md', 'D', '{}', 'h', false, '[]', '{}', 0)")
+        conn.execute("INSERT INTO chunks VALUES ('d#00', 'd', 0, '', 'content', 'medium', 'text', 1, '{}')")
+        for rid, created, who in (("a", 1000.0, "alice"), ("b", 2000.0, None)):
+            record = {"id": rid, "created_at": created, "question": rid, "decision": "can_proceed", "identity": who}
+            conn.execute("INSERT INTO query_log VALUES (%s, %s, 'can_proceed', %s)", (rid, created, json.dumps(record)))
+    store = open_store(tmp_path, pg_url)
+    assert store.schema_version() == postgres.MIGRATIONS[-1][0]
+    assert store.chunks_of("d")[0]["position"] == {}
+    assert [r["question"] for r in store.queries()] == ["b", "a"]
+    assert [r["question"] for r in store.queries(owner="alice")] == ["a"]
+    assert store.query("a")["time"] == "1970-01-01T00:16:40.000+00:00" and store.query("a")["created_at"] == 1000.0
+    assert store.prune_queries(1500) == 1 and store.query("a") is None
+
+
+def test_positions_round_trip_on_both_stores(tmp_path: Path, database_url: str) -> None:
+    store = open_store(tmp_path, database_url)
+    chunk = _chunk("p-doc", 0, "fee text")
+    chunk.position = {"page": 2, "pages": [2], "heading_path": ["Loans", "Fees"], "start_time": 1.5, "tags": []}
+    with store.transaction() as conn:
+        store.put_document(conn, doc_id="p-doc", source="/kb/p.pdf", title="P", metadata={}, content_hash="h",
+                           structured=False, fields=[], guardrails={}, chunks=[chunk])
+        assert store.bump_generation(conn) == 1
+    assert store.chunks_of("p-doc")[0]["position"] == chunk.position
+    assert store.chunks_by_id(["p-doc#0"])["p-doc#0"]["position"] == chunk.position
+    row = next(iter(store.iter_chunks()))
+    assert row["position"] == json.dumps(chunk.position, sort_keys=True)  # JSON text, as SQLite stores it
 
 
 def test_database_url_errors_are_clear(tmp_path: Path) -> None:
