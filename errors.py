@@ -25,3 +25,7 @@ class NotIngestedError(CitewiseError):
 
 class ConfigError(CitewiseError):
     """Configuration is inconsistent (e.g. an index built with another embedding model)."""
+
+
+class StoreError(CitewiseError):
+    """The knowledge base's database cannot be used (unreachable, refused the login, wrong URL)."""

@@ -24,16 +24,17 @@ def sample_kb() -> Path:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     from ..api import ask
+    from ..config import Context
     from ..kb.ingest import ingest
 
-    with tempfile.TemporaryDirectory(prefix="citewise-demo-") as home:
-        summary = ingest([sample_kb()], home, progress=False)
+    with tempfile.TemporaryDirectory(prefix="citewise-demo-") as home:  # never the configured database
+        summary = ingest([sample_kb()], home, context=Context(database_url=""), progress=False)
         if not args.json:
             print(f"Ingested the sample knowledge base: {summary['documents_total']} articles, "
                   f"{summary['chunks_total']} chunks ({summary['seconds']:.1f}s)\n")
         results = []
         for question, data in DEMO_QUESTIONS:
-            result = ask(question, home=home, collected_data=data, mode=None)
+            result = ask(question, home=home, collected_data=data, mode=None, database_url="")
             results.append({"question": question, **result})
             if not args.json:
                 print("=" * 100)

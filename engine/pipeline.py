@@ -39,7 +39,8 @@ from .search import search
 
 def open_snapshot(ctx: Context, generation: int | None = None) -> KnowledgeBase:
     """The KB snapshot of the context's home (the one a run pinned, when `generation` is given)."""
-    return open_kb(ctx.home_path, ctx.vector_store, ctx.embedding_model, ctx.embedding_base_url, generation=generation)
+    return open_kb(ctx.home_path, ctx.vector_store, ctx.embedding_model, ctx.embedding_base_url, generation=generation,
+                   database_url=ctx.database_url)
 
 
 class _Timer:

@@ -3,10 +3,12 @@
     ingest = triage every file (unchanged ones stop here);
              for each changed file: [convert] -> plan_file -> write_file;  then write_synonyms, prune, reindex
 
-Unchanged files (same bytes, same tags) are skipped without parsing; a changed file replaces its
-documents' chunks in one transaction; documents that vanished from a re-ingested file are removed; `prune`
-removes documents whose files are gone. Office documents, web pages and transcripts are converted by
-`kb.convert` and keep their source positions (page, slide, heading path, time range) per chunk.
+Unchanged files (same bytes, same tags) are skipped without parsing; each changed document replaces
+its chunks in its own transaction (so a killed ingest leaves whole documents, and the rerun skips
+those by hash); documents that vanished from a re-ingested file are removed, and the file's hash
+recorded, in a last transaction; `prune` removes documents whose files are gone. Office documents,
+web pages and transcripts are converted by `kb.convert` and keep their source positions (page,
+slide, heading path, time range) per chunk.
 
 Every input that cannot be ingested — a missing path, an unsupported type, an empty, unreadable,
 encrypted, scanned or corrupt file, a malformed article or BEIR line — is reported and skipped
@@ -20,7 +22,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import sqlite3
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -31,7 +32,7 @@ from ..config import Context
 from ..errors import ConfigError, IngestError, InputError
 from ..retrieval.embeddings import Embedder, get_embedder
 from ..retrieval.snapshot import build_indexes, build_lock, forget, is_current, recorded_model
-from ..store.sqlite import Store
+from ..store import Store, is_database_error, open_store, store_exists
 from .access import with_access_metadata
 from .articles import PARSER_VERSION, QUARANTINED, Document, content_hash, metadata_value
 from .chunker import Chunk, chunk_document
@@ -143,7 +144,7 @@ def ingest(paths: Iterable[str | Path], home: str | Path | None = None, *, prune
     if problems and not files and not synonym_files:
         raise InputError("; ".join(f"{path}: {reason}" for path, reason in problems))
     embedder = _embedder_for(ctx)
-    store = Store(ctx.home_path)
+    store = open_store(ctx.home_path, ctx.database_url)
     display = Progress(choose_mode(progress))
     summary = Summary(home=str(ctx.home_path), files_seen=len(files), tags=dict(tags))
     for path, reason in problems:
@@ -235,9 +236,9 @@ def ingest_file(source: SourceFile, store: Store, ctx: Context, reparse: bool, s
         return write_file(plan, store, summary) if plan is not None else False
     except IngestError as exc:
         summary.skip_error(key, exc)
-    except sqlite3.Error:
-        raise  # the store itself failed: not this file's fault, and every later file would fail too
     except Exception as exc:  # a bug on one odd file must not cost the rest of the batch
+        if is_database_error(exc):
+            raise  # the store itself failed: not this file's fault, and every later file would fail too
         if os.environ.get("CITEWISE_DEBUG"):
             raise
         summary.skip(key, f"could not ingest ({type(exc).__name__}: {' '.join(str(exc).split())[:200]})")
@@ -343,35 +344,51 @@ def apply_metadata(doc: Document, tags: dict[str, Any]) -> None:
 
 
 def write_file(plan: FilePlan, store: Store, summary: Summary) -> bool:
-    """Apply one file's plan in one transaction; True when the store's content changed. Each chunk's
-    position records the generation this transaction creates (the spec's `indexVersion`)."""
+    """Apply one file's plan: one transaction per document, then one for removals and the file's hash.
+
+    The hash goes last, so a file whose ingest was interrupted is planned again next time; its
+    documents already written are then unchanged by hash and skipped. Every transaction that
+    changes content bumps the generation, so each generation names one committed state, and each
+    chunk's position records the generation its document's transaction created (the spec's
+    `indexVersion`).
+    """
     key = str(plan.source.path)
     summary.documents_unchanged += plan.unchanged_documents
+    for w in plan.writes:
+        metadata = {**w.doc.metadata, **({QUARANTINED: True} if w.doc.quarantine else {})}
+        with store.transaction() as conn:
+            version = int(store.get_meta("generation", "0") or 0) + 1
+            _put(store, conn, key, w, metadata, version)
+            # The generation row is updated after the document's lock is held (the order every writer
+            # keeps); when another machine committed in between, the document is written again with
+            # the generation this transaction really creates (it holds both locks now).
+            created = store.bump_generation(conn)
+            if created != version:
+                _put(store, conn, key, w, metadata, created)
+        if w.doc.doc_id in plan.previous:
+            summary.documents_updated += 1
+        else:
+            summary.documents_added += 1
+        summary.chunks_written += len(w.chunks)
+        kind = w.doc.source_type or "markdown"
+        summary.source_types[kind] = summary.source_types.get(kind, 0) + 1
     with store.transaction() as conn:
-        version = int(store.get_meta("generation", "0") or 0) + 1
-        for w in plan.writes:
-            if w.doc.doc_id in plan.previous:
-                summary.documents_updated += 1
-            else:
-                summary.documents_added += 1
-            for chunk in w.chunks:
-                chunk.position["indexVersion"] = version
-            metadata = {**w.doc.metadata, **({QUARANTINED: True} if w.doc.quarantine else {})}
-            store.put_document(conn, doc_id=w.doc.doc_id, source=key, title=w.doc.title, metadata=metadata,
-                               content_hash=w.doc.content_hash, structured=w.doc.structured, fields=w.fields,
-                               guardrails=w.rules, chunks=w.chunks)
-            summary.chunks_written += len(w.chunks)
-            kind = w.doc.source_type or "markdown"
-            summary.source_types[kind] = summary.source_types.get(kind, 0) + 1
         summary.documents_removed += store.delete_documents(conn, plan.gone)
         if plan.record:
             stat = plan.source.path.stat()
             store.record_source(conn, key, plan.digest, stat.st_size, stat.st_mtime)
-        changed = bool(plan.writes or plan.gone)
-        if changed:
+        if plan.gone:
             store.bump_generation(conn)
     summary.files_ingested += 1
-    return changed
+    return bool(plan.writes or plan.gone)
+
+
+def _put(store: Store, conn: Any, key: str, w: DocumentWrite, metadata: dict[str, Any], version: int) -> None:
+    for chunk in w.chunks:
+        chunk.position["indexVersion"] = version
+    store.put_document(conn, doc_id=w.doc.doc_id, source=key, title=w.doc.title, metadata=metadata,
+                       content_hash=w.doc.content_hash, structured=w.doc.structured, fields=w.fields,
+                       guardrails=w.rules, chunks=w.chunks)
 
 
 def write_synonyms(paths: list[Path], store: Store, summary: Summary) -> bool:
@@ -414,11 +431,11 @@ def reindex_if_needed(store: Store, embedder: Embedder, ctx: Context, changed: b
     """Rebuild the snapshot when content changed or the current one is not of the store's generation
     (e.g. a previous ingest was killed during its index build)."""
     chunks = store.count()[1]
-    if not chunks or (not changed and is_current(store.home, store.generation())):
+    if not chunks or (not changed and is_current(store.home, store.generation(), store.store_id())):
         return False
     display = display or Progress()
     with build_lock(store.home):
-        if is_current(store.home, store.generation()):
+        if is_current(store.home, store.generation(), store.store_id()):
             return False
         manifest = build_indexes(store, embedder, progress=display.phase("embedding", chunks, "chunk"),
                                  vector_store=ctx.vector_store)
@@ -436,10 +453,10 @@ def reindex(home: str | Path | None = None, *, context: Context | None = None,
         ctx = ctx.with_overrides(home=str(home))
     if embedding_model:
         ctx = ctx.with_overrides(embedding_model=embedding_model)
-    if not Store.exists(ctx.home_path):
+    if not store_exists(ctx.home_path, ctx.database_url):
         raise InputError(f"no knowledge base at {ctx.home_path}")
     embedder = _embedder_for(ctx, switching=bool(embedding_model))
-    store = Store(ctx.home_path)
+    store = open_store(ctx.home_path, ctx.database_url)
     with build_lock(store.home):
         forget(ctx.home_path)
         display = Progress(choose_mode(progress))

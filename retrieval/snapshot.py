@@ -8,13 +8,21 @@ meanwhile; old snapshots stay usable until nobody holds them.
 
 `open_kb(home)` returns the process-wide snapshot of the current generation (models and indexes
 load once per process); `open_kb(home, generation=g)` returns the snapshot a run pinned.
+
+With PostgreSQL (`database_url`) the store is shared and `home` is this replica's own cache of
+snapshots. The replica follows the database: a listener hears each new generation, and a background
+refresher builds the new snapshot (window vectors come from the embedding cache, so only new text
+is embedded) and swaps it in. Until it is ready, new questions are answered from the snapshot
+already loaded: a refresh never blocks a question, and a run keeps the snapshot it started with.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import json
+import logging
 import mmap
 import os
 import shutil
@@ -29,23 +37,32 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ConfigError, NotIngestedError
+from ..errors import ConfigError, NotIngestedError, StoreError
 from ..kb.articles import FACETS
 from ..kb.synonyms import SynonymExpander
 from ..kb.text import ANALYZER_ID
-from ..store.sqlite import Store
+from ..store import Store, open_store, resolve_url, store_exists
 from .ann import ANN_FILE, ANN_MIN_ROWS, IVFIndex
 from .bm25 import BM25Index, query_terms
 from .embeddings import Embedder, get_embedder
 from .filters import Filter, MetadataIndex, validate_filter
 from .hybrid import Hit, SearchParams, hybrid_search
 from .passage import Passage, index_text
-from .vectors import ExactIndex, VectorIndex
+from .vectors import VECTORS_FILE, ExactIndex, VectorIndex
 
 INDEX_LINK = "index"  # symlink to the current index directory
 MANIFEST = "manifest.json"
+TEXT_KEYS = "text_keys.json"  # sha1 of each row's index text: what the next build may reuse vectors by
 FORMAT = 2  # bump when the layout of an index directory changes: older ones are rebuilt
 OLD_SNAPSHOT_SECONDS = 600.0  # a superseded snapshot stays loaded this long for runs that pinned it
+KEEP_PINNED = 4  # superseded snapshots kept beyond this many only while a run used them recently...
+PIN_GRACE_SECONDS = 60.0  # ...within this many seconds (longer than any run)
+MAX_PINNED = 16  # and never more than this many (memory)
+REFRESH_QUIET_SECONDS = 0.25  # a replica waits for this much quiet after a change before rebuilding...
+REFRESH_MAX_WAIT_SECONDS = 1.0  # ...but no longer than this after the first change it heard of
+DB_RETRY_SECONDS = 5.0  # a replica whose database is unreachable checks again after this long
+
+log = logging.getLogger("citewise.snapshot")
 
 
 @dataclass
@@ -117,19 +134,21 @@ class KnowledgeBase:
     # --- loading ------------------------------------------------------------------------------
     @classmethod
     def load(cls, home: Path, vector_store: str = "local", embedding_model: str = "minilm",
-             embedding_base_url: str = "") -> KnowledgeBase:
+             embedding_base_url: str = "", database_url: str | None = None) -> KnowledgeBase:
         """The current snapshot of `home`, building it first when the store has moved on."""
         home = Path(home)
-        if not Store.exists(home):
+        if not store_exists(home, database_url):
             raise NotIngestedError(f"no knowledge base at {home}: run `citewise ingest PATH --home {home}` first")
-        store = Store(home)
+        store = open_store(home, database_url)
         if store.count()[0] == 0:
-            raise NotIngestedError(f"the knowledge base at {home} is empty: run `citewise ingest PATH` first")
+            where = home if store.kind == "sqlite" else getattr(store, "location", "the database")
+            raise NotIngestedError(f"the knowledge base at {where} is empty: run `citewise ingest PATH` first")
         embedder = get_embedder(embedding_model, embedding_base_url)
         check_model(home, embedder.model_id)
-        if not is_current(home, store.generation()):
+        sid = store.store_id()
+        if not is_current(home, store.generation(), sid):
             with build_lock(home):  # one builder per home, across processes; the others wait and reuse
-                if not is_current(home, store.generation()):
+                if not is_current(home, store.generation(), sid):
                     build_indexes(store, embedder, vector_store=vector_store)
         return cls.open(home, store, embedder, vector_store)
 
@@ -145,7 +164,8 @@ class KnowledgeBase:
         if vector_store == "pinecone":
             from .pinecone import PineconeVectorIndex
 
-            remote = PineconeVectorIndex.from_env(home, rows["chunk_ids"], embedder.model_id)
+            remote = PineconeVectorIndex.from_env(home, rows["chunk_ids"], embedder.model_id,
+                                                  shared_id=_shared_id(store))
             remote.check_model()
             remote.local = local  # exact re-scoring of fusion candidates stays local
             vectors = remote
@@ -234,47 +254,190 @@ class KnowledgeBase:
 
 
 # --- the process-wide cache: current snapshots, and superseded ones runs may have pinned ------------
-_Key = tuple[Path, str, str, str]
+_Key = tuple[Path, str, str, str, str]  # home, vector store, embedding model, embedding URL, database URL
 _CURRENT: dict[_Key, KnowledgeBase] = {}
 _PINNED: OrderedDict[tuple[_Key, int], tuple[KnowledgeBase, float]] = OrderedDict()
 _LOCKS: dict[_Key, threading.Lock] = {}
+_FOLLOWERS: dict[_Key, _Follower] = {}
 _CACHE_LOCK = threading.Lock()  # guards the dicts only; loading happens under the per-home lock
 
 
 def open_kb(home: Path, vector_store: str = "local", embedding_model: str = "minilm",
-            embedding_base_url: str = "", *, generation: int | None = None) -> KnowledgeBase:
-    """The snapshot a run pinned (`generation`) when still loaded, else the current one."""
-    key: _Key = (Path(home).resolve(), vector_store, embedding_model, embedding_base_url)
+            embedding_base_url: str = "", *, generation: int | None = None,
+            database_url: str | None = None) -> KnowledgeBase:
+    """The snapshot a run pinned (`generation`) when still loaded, else the current one.
+
+    `database_url=None` reads $CITEWISE_DATABASE_URL; "" is the SQLite store in the home.
+    """
+    key: _Key = (Path(home).resolve(), vector_store, embedding_model, embedding_base_url, resolve_url(database_url))
     with _CACHE_LOCK:
+        current = _CURRENT.get(key)
         if generation is not None:
-            current = _CURRENT.get(key)
             if current is not None and current.generation == generation:
                 return current
             pinned = _PINNED.get((key, generation))
             if pinned is not None:
                 _PINNED[(key, generation)] = (pinned[0], time.monotonic())
+                _PINNED.move_to_end((key, generation))
                 return pinned[0]
+            if current is not None:
+                log.warning("citewise: KB generation %d pinned by a run is no longer loaded; the run continues "
+                            "with generation %d", generation, current.generation)
         lock = _LOCKS.setdefault(key, threading.Lock())
+        follower = _FOLLOWERS.get(key)
+    if current is not None and follower is not None:
+        served = follower.serve(current)  # a replica never waits for a rebuild: it answers from what it has
+        if served is not None:
+            return served
     with lock:
         with _CACHE_LOCK:
             kb = _CURRENT.get(key)
         if kb is not None and kb.is_current():
             return kb
         fresh = KnowledgeBase.load(*key)
-        with _CACHE_LOCK:
-            if kb is not None:
-                _PINNED[(key, kb.generation)] = (kb, time.monotonic())
-            _CURRENT[key] = fresh
-            _evict_old()
-        return fresh
+        _install(key, fresh)
+    _follow(key, fresh.store)
+    return fresh
+
+
+def _install(key: _Key, fresh: KnowledgeBase) -> None:
+    """Make `fresh` the current snapshot of `key`; the one it replaces stays for runs that pinned it."""
+    with _CACHE_LOCK:
+        old = _CURRENT.get(key)
+        if old is not None and old.generation != fresh.generation:
+            _PINNED[(key, old.generation)] = (old, time.monotonic())
+        _CURRENT[key] = fresh
+        _PINNED.pop((key, fresh.generation), None)
+        _evict_old()
 
 
 def _evict_old() -> None:
     now = time.monotonic()
     for k in [k for k, (_, used) in _PINNED.items() if now - used > OLD_SNAPSHOT_SECONDS]:
         del _PINNED[k]
-    while len(_PINNED) > 4:
+    idle = [k for k, (_, used) in _PINNED.items() if now - used > PIN_GRACE_SECONDS]
+    for k in idle[:max(0, len(_PINNED) - KEEP_PINNED)]:
+        del _PINNED[k]
+    while len(_PINNED) > MAX_PINNED:
         _PINNED.popitem(last=False)
+
+
+def _follow(key: _Key, store: Store) -> None:
+    """Start following a shared store's generation (once per key; SQLite stores decline)."""
+    with _CACHE_LOCK:
+        if key in _FOLLOWERS or store.kind == "sqlite":
+            return
+        follower = _FOLLOWERS[key] = _Follower(key)
+    if not store.watch(follower.poke):
+        with _CACHE_LOCK:
+            _FOLLOWERS.pop(key, None)
+
+
+class _Follower:
+    """Keeps a replica's snapshot of a shared store current, in a background thread.
+
+    `poke(generation)` comes from the store's listener; the refresher waits for a short quiet spell
+    (an ingest commits document by document), builds the snapshot of the store's generation under
+    the home's build lock, loads it and swaps it in. Questions meanwhile get the loaded snapshot.
+    """
+
+    def __init__(self, key: _Key):
+        self.key = key
+        self.wanted = -1  # the newest generation heard of
+        self.refreshes = 0
+        self.last_seconds = 0.0
+        self._changed = threading.Condition()
+        self._thread: threading.Thread | None = None
+        self._last_poke = 0.0
+        self._down_until = 0.0  # while the database is unreachable, questions skip the generation check
+
+    def poke(self, generation: int) -> None:
+        with self._changed:
+            if generation > self.wanted:  # only news restarts the quiet spell (questions re-poke while stale)
+                self.wanted = generation
+                self._last_poke = time.monotonic()
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="citewise-snapshot-refresh", daemon=True)
+                self._thread.start()
+            self._changed.notify()
+
+    def serve(self, current: KnowledgeBase) -> KnowledgeBase | None:
+        """The snapshot to answer from without waiting, or None when loading one is quick (or needed)."""
+        if time.monotonic() < self._down_until:
+            return current
+        try:
+            latest = current.store.generation()
+        except StoreError as exc:  # the database is unreachable: keep answering from what we have
+            self._down_until = time.monotonic() + DB_RETRY_SECONDS  # and do not make every question wait on it
+            log.warning("citewise: %s; answering from KB generation %d", exc, current.generation)
+            return current
+        if latest == current.generation:
+            return current
+        if is_current(self.key[0], latest, current.store.store_id()):
+            return None  # already built on disk (e.g. by an ingest in this home): load it now
+        self.poke(latest)
+        return current
+
+    def _run(self) -> None:
+        handled, backoff = -1, 1.0
+        while True:
+            with self._changed:
+                while self.wanted <= handled:
+                    self._changed.wait()
+                first = time.monotonic()
+                while True:  # let a burst of commits settle, within bounds
+                    quiet = time.monotonic() - self._last_poke
+                    if quiet >= REFRESH_QUIET_SECONDS or time.monotonic() - first >= REFRESH_MAX_WAIT_SECONDS:
+                        break
+                    self._changed.wait(REFRESH_QUIET_SECONDS - quiet)
+                target = self.wanted
+            try:
+                self.refresh()
+            except Exception as exc:  # keep serving the old snapshot, and retry with backoff
+                log.warning("citewise: refreshing the KB snapshot failed (retry in %.0f s): %s", backoff, exc)
+                time.sleep(backoff)
+                backoff = min(backoff * 2, 60.0)
+                continue
+            handled, backoff = target, 1.0
+
+    def _loaded_generation(self) -> int:
+        with _CACHE_LOCK:
+            kb = _CURRENT.get(self.key)
+        return kb.generation if kb is not None else -1
+
+    def refresh(self) -> None:
+        """Build (if this home has no snapshot of the store's generation yet) and swap in the newest snapshot."""
+        started = time.perf_counter()
+        home, vector_store, model, base_url, url = self.key
+        store = open_store(home, url)
+        embedder = get_embedder(model, base_url)
+        generation, sid = store.generation(), store.store_id()
+        if store.count()[0] == 0:  # everything was deleted: answering from the old snapshot would be wrong
+            with _CACHE_LOCK:
+                _CURRENT.pop(self.key, None)
+            return
+        built = False
+        if not is_current(home, generation, sid):
+            with build_lock(home):
+                if not is_current(home, store.generation(), sid):
+                    build_indexes(store, embedder, vector_store=vector_store, sync_remote=False)
+                    built = True
+        manifest = read_manifest(home)
+        if manifest is not None and int(manifest.get("generation", -1)) > self._loaded_generation():
+            with _LOCKS.setdefault(self.key, threading.Lock()):
+                _install(self.key, KnowledgeBase.open(home, store, embedder, vector_store))
+        elif not built:
+            return  # nothing to do: a question (or another process) got there first
+        self.refreshes += 1
+        self.last_seconds = round(time.perf_counter() - started, 3)
+
+
+def follower_stats(home: Path) -> list[dict[str, Any]]:
+    """How often this process refreshed its snapshots of a home, and how long the last refresh took."""
+    home = Path(home).resolve()
+    with _CACHE_LOCK:
+        return [{"generation_heard": f.wanted, "refreshes": f.refreshes, "last_seconds": f.last_seconds}
+                for k, f in _FOLLOWERS.items() if k[0] == home]
 
 
 def forget(home: Path) -> None:
@@ -296,10 +459,12 @@ def read_manifest(home: Path) -> dict[str, Any] | None:
     return manifest if isinstance(manifest, dict) else None
 
 
-def is_current(home: Path, generation: int) -> bool:
+def is_current(home: Path, generation: int, store_id: str | None = None) -> bool:
+    """Whether the home's snapshot is of this generation (and, given `store_id`, of this store)."""
     manifest = read_manifest(home)
     return (manifest is not None and manifest.get("format") == FORMAT and manifest.get("generation") == generation
-            and manifest.get("analyzer") == ANALYZER_ID)
+            and manifest.get("analyzer") == ANALYZER_ID
+            and (store_id is None or manifest.get("store_id", "") == store_id))
 
 
 def recorded_model(home: Path) -> str | None:
@@ -329,15 +494,18 @@ def build_lock(home: Path) -> Iterator[None]:
 
 def build_indexes(store: Store, embedder: Embedder | None = None,
                   progress: Callable[[int], None] | None = None, vector_store: str = "local",
-                  full_sync: bool = False) -> dict[str, Any]:
+                  full_sync: bool = False, sync_remote: bool = True) -> dict[str, Any]:
     """Build a snapshot of the store's current generation in a new directory and swap it in.
 
-    With vector_store="pinecone" the vectors are also synced to the Pinecone namespace of this home.
+    With vector_store="pinecone" the vectors are also synced to the Pinecone namespace of this
+    knowledge base, unless `sync_remote` is off (a replica following a shared store: the process
+    that ingested syncs, the others only read).
     """
     embedder = embedder or get_embedder()
     started = time.perf_counter()
     with store.reading():  # one consistent view: generation, documents, chunks and synonyms agree
         generation = store.generation()
+        store_id = store.store_id()
         documents = list(store.documents())
         synonyms = store.synonyms()
         rows = [dict(r) for r in store.iter_chunks()]
@@ -353,9 +521,11 @@ def build_indexes(store: Store, embedder: Embedder | None = None,
     tmp = Path(tempfile.mkdtemp(prefix=f"index.tmp-{os.getpid()}-", dir=home))
     try:
         BM25Index.build(texts).save(tmp / "bm25")
+        keys = [hashlib.sha1(t.encode("utf-8")).hexdigest() for t in texts]
         embed_started = time.perf_counter()
-        vectors = embed_in_slices(embedder, texts, progress)
+        vectors = reuse_vectors(home, embedder, texts, keys, progress)
         embedding_seconds = time.perf_counter() - embed_started
+        (tmp / TEXT_KEYS).write_text(json.dumps(keys))
         ExactIndex(vectors).save(tmp)
         if len(chunk_ids) >= ANN_MIN_ROWS:  # exact search stops meeting latency targets around here
             IVFIndex.build(vectors).save(tmp)
@@ -369,13 +539,14 @@ def build_indexes(store: Store, embedder: Embedder | None = None,
                 for d in documents]
         (tmp / "documents.json").write_text(json.dumps(docs))
         (tmp / "synonyms.json").write_text(json.dumps(synonyms))
-        if vector_store == "pinecone":
-            from .pinecone import PineconeVectorIndex, namespace_for
+        if vector_store == "pinecone" and sync_remote:
+            from .pinecone import PineconeVectorIndex
 
-            remote = PineconeVectorIndex.from_env(home, chunk_ids, embedder.model_id)
-            remote.sync(chunk_ids, vectors, metadata, home / f"pinecone-{namespace_for(home)}.json", full=full_sync)
+            remote = PineconeVectorIndex.from_env(home, chunk_ids, embedder.model_id, shared_id=_shared_id(store))
+            remote.sync(chunk_ids, vectors, metadata, home / f"pinecone-{remote.namespace}.json", full=full_sync)
         (tmp / "rows.json").write_text(json.dumps({"chunk_ids": chunk_ids, "doc_ids": doc_ids}))
-        manifest = {"format": FORMAT, "generation": generation, "embedding_model": embedder.model_id,
+        manifest = {"format": FORMAT, "generation": generation, "store_id": store_id, "store": store.kind,
+                    "embedding_model": embedder.model_id,
                     "analyzer": ANALYZER_ID, "chunks": len(chunk_ids), "documents": len(documents),
                     "built_at": time.time(), "seconds": round(time.perf_counter() - started, 3),
                     "embedding_seconds": round(embedding_seconds, 3)}
@@ -412,6 +583,47 @@ def embed_in_slices(embedder: Embedder, texts: list[str], progress: Callable[[in
     vectors = np.empty_like(stacked)
     vectors[order] = stacked
     return vectors
+
+
+def reuse_vectors(home: Path, embedder: Embedder, texts: list[str], keys: list[str],
+                  progress: Callable[[int], None] | None = None) -> np.ndarray:
+    """Vectors for `texts`, taken from the home's current snapshot where the text is unchanged.
+
+    What makes a refresh incremental: a row whose text the previous build already embedded (same
+    model) is copied, so only new or changed text goes through windowing and the embedding cache
+    (`embed_in_slices`: progress counts chunks, reused ones included).
+    """
+    if not texts:
+        return np.zeros((0, embedder.dim), dtype=np.float32)
+    previous: dict[str, int] = {}
+    old: np.ndarray | None = None
+    manifest = read_manifest(home)
+    directory = (Path(home) / INDEX_LINK).resolve()
+    if manifest and manifest.get("embedding_model") == embedder.model_id and (directory / TEXT_KEYS).is_file():
+        try:
+            old_keys = json.loads((directory / TEXT_KEYS).read_text())
+            old = np.load(directory / VECTORS_FILE, mmap_mode="r")
+            if len(old_keys) == len(old):
+                previous = {k: i for i, k in enumerate(old_keys)}
+        except (OSError, ValueError):
+            previous, old = {}, None
+    if old is None or not previous:
+        return embed_in_slices(embedder, texts, progress)
+    todo = [i for i, k in enumerate(keys) if k not in previous]
+    vectors = np.empty((len(texts), old.shape[1]), dtype=np.float32)
+    reused = [i for i, k in enumerate(keys) if k in previous]
+    if reused:
+        vectors[reused] = old[[previous[keys[i]] for i in reused]]
+        if progress is not None:
+            progress(len(reused))
+    if todo:
+        vectors[todo] = embed_in_slices(embedder, [texts[i] for i in todo], progress)
+    return vectors
+
+
+def _shared_id(store: Store) -> str:
+    """The Pinecone namespace key of a shared store (every replica's home differs; the KB does not)."""
+    return "" if store.kind == "sqlite" else store.store_id()
 
 
 def swap_in(home: Path, directory: Path) -> None:

@@ -1,9 +1,12 @@
-"""SQLite store of sources, documents and chunks (the source of truth), and the query log.
+"""SQLite store of sources, documents and chunks (the embedded source of truth, one file per home), and
+the query log.
 
 Indexes (BM25, vectors, metadata columns) are derived from this file and can always be rebuilt
 from it. A `generation` counter changes whenever content changes, so a process that cached the
-indexes knows when to reload them. The query log (one row per answer, engine/querylog.py) lives
-here too, so a home's questions and the knowledge they were answered from stay together.
+indexes knows when to reload them. The query log (one row per answer, engine/querylog.py) and eval
+runs live here too, so a home's questions and the knowledge they were answered from stay together.
+The schema is versioned (`PRAGMA user_version`): migrations run in order when a store is opened, so
+an older home is upgraded in place rather than rebuilt.
 """
 
 from __future__ import annotations
@@ -13,16 +16,54 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from ..kb.chunker import Chunk
+from .base import Since, check_limit, log_ids, prepare_record, query_limit, query_log_row, to_epoch
 
-SCHEMA = """
-PRAGMA journal_mode=WAL;
+
+def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
+    return {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
+
+
+def _adopt_v3(conn: sqlite3.Connection) -> None:
+    """Bring any older home to one schema, whichever citewise created it:
+
+    - chunks gain `position` (JSON, '{}' for rows written before positions existed);
+    - a query log from before owners (`created_at` instead of `ts`, no `owner`) is rebuilt in the
+      current shape, every row kept in its order: `ts` from `created_at`, the owner from the record's
+      `identity`, and the record's `time` set as the log now writes it.
+    """
+    if "position" not in _columns(conn, "chunks"):
+        conn.execute("ALTER TABLE chunks ADD COLUMN position TEXT NOT NULL DEFAULT '{}'")
+    columns = _columns(conn, "query_log")
+    if "ts" not in columns:
+        conn.execute("CREATE TABLE query_log_v3 (id TEXT PRIMARY KEY, ts REAL NOT NULL, owner TEXT NOT NULL "
+                     "DEFAULT '', decision TEXT, record TEXT NOT NULL)")
+        for rid, created, decision, text in conn.execute(
+                "SELECT id, created_at, decision, record FROM query_log ORDER BY created_at, rowid").fetchall():
+            record = json.loads(text)
+            _, owner, _, row = query_log_row({**record, "time": created})
+            conn.execute("INSERT INTO query_log_v3(id, ts, owner, decision, record) VALUES(?,?,?,?,?)",
+                         (rid, float(created), owner, decision, json.dumps(row, default=str, ensure_ascii=False)))
+        conn.execute("DROP TABLE query_log")
+        conn.execute("ALTER TABLE query_log_v3 RENAME TO query_log")
+    elif "owner" not in columns:
+        conn.execute("ALTER TABLE query_log ADD COLUMN owner TEXT NOT NULL DEFAULT ''")
+        conn.execute("UPDATE query_log SET owner = coalesce(json_extract(record, '$.identity'), '')")
+    conn.execute("CREATE INDEX IF NOT EXISTS query_log_ts ON query_log(ts)")
+    conn.execute("CREATE INDEX IF NOT EXISTS query_log_owner_ts ON query_log(owner, ts)")
+
+
+# Each migration runs once, in order, in one transaction with the version bump: SQL text, or a function
+# of the transaction's connection when what it does depends on what an older home holds. Version 1 is
+# the schema homes had before versioning (IF NOT EXISTS: such a home is adopted as it is).
+Migration = tuple[int, str, "str | Callable[[sqlite3.Connection], None]"]
+MIGRATIONS: list[Migration] = [(1, "documents, chunks, synonyms, sources, meta", """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS sources (
     path TEXT PRIMARY KEY, hash TEXT NOT NULL, size INTEGER, mtime REAL, ingested_at REAL);
@@ -34,21 +75,17 @@ CREATE INDEX IF NOT EXISTS documents_source ON documents(source);
 CREATE TABLE IF NOT EXISTS chunks (
     chunk_id TEXT PRIMARY KEY, doc_id TEXT NOT NULL REFERENCES documents(doc_id) ON DELETE CASCADE,
     ordinal INTEGER NOT NULL, section TEXT NOT NULL, chunk_type TEXT NOT NULL, tier TEXT NOT NULL,
-    text TEXT NOT NULL, tokens INTEGER NOT NULL, metadata TEXT NOT NULL, position TEXT NOT NULL DEFAULT '{}');
+    text TEXT NOT NULL, tokens INTEGER NOT NULL, metadata TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS chunks_doc ON chunks(doc_id);
 CREATE TABLE IF NOT EXISTS synonyms (source TEXT PRIMARY KEY, data TEXT NOT NULL);
+"""), (2, "query log and eval runs", """
 CREATE TABLE IF NOT EXISTS query_log (
     id TEXT PRIMARY KEY, ts REAL NOT NULL, owner TEXT NOT NULL DEFAULT '', decision TEXT, record TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS query_log_ts ON query_log(ts);
 CREATE INDEX IF NOT EXISTS query_log_owner_ts ON query_log(owner, ts);
-"""
-# Columns added after a table was first released: (table, column, declaration). A store created by an
-# older citewise gets them on open (ALTER TABLE ... ADD COLUMN, so existing rows keep their data and
-# read the default); a newer one already has them from SCHEMA.
-ADDED_COLUMNS = (
-    # where a chunk came from: ordinal, offsets, page(s)/slide(s)/heading path/time range, tags (JSON)
-    ("chunks", "position", "TEXT NOT NULL DEFAULT '{}'"),
-)
+CREATE TABLE IF NOT EXISTS eval_runs (id TEXT PRIMARY KEY, created_at REAL NOT NULL, record TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS eval_runs_created ON eval_runs(created_at);
+"""), (3, "chunk positions; the query log's owner and epoch time in every home", _adopt_v3)]
 CHUNK_COLUMNS = ("c.chunk_id, c.doc_id, c.ordinal, c.section, c.chunk_type, c.tier, c.text, c.tokens, c.metadata, "
                  "c.position, d.title")
 DB_NAME = "citewise.db"
@@ -57,30 +94,54 @@ DB_NAME = "citewise.db"
 class Store:
     """Thread-safe access (one connection per thread) to `<home>/citewise.db`."""
 
+    kind = "sqlite"
+
     def __init__(self, home: Path):
         self.home = Path(home)
         self.path = self.home / DB_NAME
         self._local = threading.local()
         self.home.mkdir(parents=True, exist_ok=True)
-        self.conn().executescript(SCHEMA)  # executescript manages its own transaction
         self._migrate()
-
-    def _migrate(self) -> None:
-        """Add the columns an older store lacks. Idempotent, and safe with concurrent openers: the check
-        runs inside an immediate transaction, so two processes cannot both add the same column."""
-        conn = self.conn()
-        missing = [(t, c, d) for t, c, d in ADDED_COLUMNS
-                   if c not in {r[1] for r in conn.execute(f"PRAGMA table_info({t})")}]
-        if not missing:
-            return
-        with self.transaction() as tx:
-            for table, column, declaration in missing:
-                if column not in {r[1] for r in tx.execute(f"PRAGMA table_info({table})")}:
-                    tx.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
 
     @classmethod
     def exists(cls, home: Path) -> bool:
         return (Path(home) / DB_NAME).is_file()
+
+    def _migrate(self) -> None:
+        """Apply the migrations this file lacks; BEGIN IMMEDIATE makes two processes apply each once."""
+        conn = self.conn()
+        if conn.execute("PRAGMA user_version").fetchone()[0] >= MIGRATIONS[-1][0]:
+            return
+        conn.execute("PRAGMA journal_mode=WAL")  # persistent, and not allowed inside a transaction
+        with self.transaction() as tx:
+            version = tx.execute("PRAGMA user_version").fetchone()[0]
+            for number, _name, step in MIGRATIONS:
+                if number > version:
+                    if callable(step):
+                        step(tx)
+                    else:
+                        for statement in filter(str.strip, step.split(";")):
+                            tx.execute(statement)
+                    tx.execute(f"PRAGMA user_version={number}")
+            if tx.execute("SELECT 1 FROM meta WHERE key='store_id'").fetchone() is None:
+                self.set_meta(tx, "store_id", uuid.uuid4().hex)
+
+    def schema_version(self) -> int:
+        return int(self.conn().execute("PRAGMA user_version").fetchone()[0])
+
+    def store_id(self) -> str:
+        """Names this knowledge base, so a snapshot built from another store is never taken for its own."""
+        return self.get_meta("store_id") or ""
+
+    def watch(self, callback: Callable[[int], None]) -> bool:
+        """No push notifications: one home's processes share its index directory and check per question."""
+        return False
+
+    def close(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
 
     def conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
@@ -125,9 +186,11 @@ class Store:
     def generation(self) -> int:
         return int(self.get_meta("generation", "0") or 0)
 
-    def bump_generation(self, conn: sqlite3.Connection) -> None:
+    def bump_generation(self, conn: sqlite3.Connection) -> int:
         current = conn.execute("SELECT value FROM meta WHERE key='generation'").fetchone()
-        self.set_meta(conn, "generation", str(int(current[0]) + 1 if current else 1))
+        generation = int(current[0]) + 1 if current else 1
+        self.set_meta(conn, "generation", str(generation))
+        return generation
 
     # --- sources ------------------------------------------------------------------------------
     def source_hash(self, path: str) -> str | None:
@@ -239,7 +302,6 @@ class Store:
     def delete_synonyms(self, conn: sqlite3.Connection, source: str) -> None:
         conn.execute("DELETE FROM synonyms WHERE source=?", (source,))
 
-
     # --- query log ----------------------------------------------------------------------------
     def log_query(self, record: dict[str, Any]) -> str:
         """Store one answer's record; returns its id (the record's own, or a new one if absent or taken).
@@ -247,27 +309,24 @@ class Store:
         `time` may be epoch seconds or ISO-8601; it is stored as both (epoch for ordering, ISO in the
         record). Rows belong to `record["identity"]` (the owner that GET /v1/queries filters on).
         """
-        row = dict(record)
-        ts = _epoch(row.get("time")) if row.get("time") is not None else time.time()
-        row["time"] = datetime.fromtimestamp(ts, UTC).isoformat(timespec="milliseconds")
-        wanted = str(row.get("id") or "") or uuid.uuid4().hex
-        for candidate in (wanted, uuid.uuid4().hex):
+        ts, owner, decision, row = query_log_row(record)
+        for candidate in log_ids(row):
             row["id"] = candidate
             text = json.dumps(row, default=str, ensure_ascii=False)
             cur = self.conn().execute(
                 "INSERT OR IGNORE INTO query_log(id, ts, owner, decision, record) VALUES(?,?,?,?,?)",
-                (candidate, ts, str(row.get("identity") or ""), row.get("decision"), text))
+                (candidate, ts, owner, decision, text))
             if cur.rowcount:
                 return candidate
         raise RuntimeError("could not store a query-log row")  # two uuid4 collisions: not reachable
 
-    def queries(self, since: float | str | datetime | None = None, decision: str | None = None,
-                limit: int = 100, *, owner: str | None = None) -> list[dict[str, Any]]:
+    def queries(self, since: Since = None, decision: str | None = None, limit: int = 100, *,
+                owner: str | None = None) -> list[dict[str, Any]]:
         """Query-log records, newest first: from `since` on, of one `decision`, of one `owner` (None: all)."""
         sql, args = "SELECT record FROM query_log WHERE 1=1", []
         if since is not None:
             sql += " AND ts >= ?"
-            args.append(_epoch(since))
+            args.append(to_epoch(since))
         if decision is not None:
             sql += " AND decision = ?"
             args.append(decision)
@@ -275,7 +334,7 @@ class Store:
             sql += " AND owner = ?"
             args.append(owner)
         sql += " ORDER BY ts DESC, rowid DESC LIMIT ?"
-        args.append(max(0, int(limit)))
+        args.append(query_limit(limit))
         return [json.loads(r[0]) for r in self.conn().execute(sql, args)]
 
     def query(self, id: str) -> dict[str, Any] | None:
@@ -284,20 +343,26 @@ class Store:
 
     def prune_queries(self, before: float | str | datetime) -> int:
         """Delete query-log rows older than `before` (the retention setting); returns how many."""
-        return self.conn().execute("DELETE FROM query_log WHERE ts < ?", (_epoch(before),)).rowcount
+        return self.conn().execute("DELETE FROM query_log WHERE ts < ?", (to_epoch(before),)).rowcount
 
+    # --- eval runs ----------------------------------------------------------------------------
+    def put_eval_run(self, run: dict[str, Any]) -> str:
+        rid, created, stored = prepare_record(run, "eval run")
+        with self.transaction() as conn:
+            conn.execute("INSERT INTO eval_runs(id, created_at, record) VALUES(?,?,?) ON CONFLICT(id) DO UPDATE SET "
+                         "created_at=excluded.created_at, record=excluded.record", (rid, created, json.dumps(stored)))
+        return rid
 
-def _epoch(value: float | int | str | datetime) -> float:
-    """Epoch seconds from epoch seconds, an ISO-8601 string (naive means UTC) or a datetime."""
-    if isinstance(value, bool):
-        raise ValueError("a time must be epoch seconds, ISO-8601 text or a datetime")
-    if isinstance(value, int | float):
-        return float(value)
-    if isinstance(value, str):
-        value = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-    if isinstance(value, datetime):
-        return (value if value.tzinfo else value.replace(tzinfo=UTC)).timestamp()
-    raise ValueError("a time must be epoch seconds, ISO-8601 text or a datetime")
+    def eval_runs(self, limit: int = 20) -> list[dict[str, Any]]:
+        """Stored eval runs, newest first."""
+        rows = self.conn().execute("SELECT record FROM eval_runs ORDER BY created_at DESC, id LIMIT ?",
+                                   (check_limit(limit),))
+        return [json.loads(r[0]) for r in rows]
+
+    def eval_run(self, id: str) -> dict[str, Any] | None:
+        row = self.conn().execute("SELECT record FROM eval_runs WHERE id=?", (id,)).fetchone()
+        return json.loads(row[0]) if row else None
+
 
 def _chunk_row(r: sqlite3.Row) -> dict[str, Any]:
     return {"chunk_id": r["chunk_id"], "doc_id": r["doc_id"], "ordinal": r["ordinal"], "section": r["section"],
