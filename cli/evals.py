@@ -55,6 +55,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
         from ..evals.retrieval import main as run
 
         return run(args.rest)
+    if args.what in ("runs", "compare"):
+        from ..evals.runs import main as run
+
+        return run(args.rest, what=args.what)
     if args.what == "peers":
         from ..evals.bench_retrieval import main as run
 
@@ -67,7 +71,7 @@ def register(sub: Any) -> None:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_demo)
 
-    p = sub.add_parser("eval", help="evaluations: questions | retrieval | peers")
-    p.add_argument("what", choices=["questions", "retrieval", "peers"])
+    p = sub.add_parser("eval", help="evaluations: questions | retrieval | peers; stored runs: runs | compare A B")
+    p.add_argument("what", choices=["questions", "retrieval", "peers", "runs", "compare"])
     p.add_argument("rest", nargs=argparse.REMAINDER)
     p.set_defaults(func=cmd_eval)
