@@ -3,6 +3,7 @@
     import citewise
     citewise.ingest(["examples/kb"], home=".citewise")
     result = citewise.ask("How do I roll over my 401(k)?", home=".citewise")
+    checklist = citewise.artifact("checklist", "hardship withdrawal", home=".citewise")["artifact"]["markdown"]
 
 The heavy parts (torch, the embedding model, indexes) load lazily on first use and then stay
 loaded for the life of the process.
@@ -16,21 +17,23 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
-__all__ = ["ask", "ingest", "required_data"]
+__all__ = ["artifact", "ask", "ingest", "required_data"]
 
 if TYPE_CHECKING:
     from pathlib import Path
 
 
-def ingest(paths: Any, home: str | Path | None = None, *, prune: bool = False) -> dict[str, Any]:
-    """Ingest files or folders into a KB home; returns the ingest summary.
+def ingest(paths: Any, home: str | Path | None = None, *, prune: bool = False,
+           tags: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Ingest files or folders into a KB home; returns the ingest summary. `tags` ({"team": "ops"})
+    become filterable metadata of every document of this ingest (front matter wins over them).
 
     `paths` is one path (a str is one path) or a list of paths.
     """
-    from .arguments import as_flag, as_home, as_paths
+    from .arguments import as_flag, as_home, as_mapping, as_paths
     from .kb.ingest import ingest as _ingest
 
-    return _ingest(as_paths(paths), as_home(home), prune=as_flag(prune, "prune"))
+    return _ingest(as_paths(paths), as_home(home), prune=as_flag(prune, "prune"), tags=as_mapping(tags, "tags"))
 
 
 def ask(question: str, *, home: str | Path | None = None, filters: dict[str, Any] | None = None,
@@ -49,3 +52,14 @@ def required_data(question: str, *, home: str | Path | None = None, filters: dic
     from .api import required_data as _required_data
 
     return _required_data(question, home=home, filters=filters, collected_data=collected_data, **context)
+
+
+def artifact(artifact_type: str, subject: str, *, home: str | Path | None = None,
+             filters: dict[str, Any] | None = None, collected_data: dict[str, Any] | None = None,
+             max_tokens: int | None = None, **context: Any) -> dict[str, Any]:
+    """A cited checklist, workflow, call_script, brief or blueprint built from the knowledge base; the
+    Markdown is in `result["artifact"]["markdown"]` (the same JSON as `citewise artifact --json`)."""
+    from .api import artifact as _artifact
+
+    return _artifact(artifact_type, subject, home=home, filters=filters, collected_data=collected_data,
+                     max_tokens=max_tokens, **context)

@@ -68,6 +68,17 @@ def as_mapping(value: Any, name: str) -> dict[str, Any] | None:
     return dict(value)
 
 
+def as_filters(value: Any) -> dict[str, Any] | None:
+    """None, or a plain dict copy of a filter mapping. Its nesting and size are the filter language's
+    rules (retrieval.filters.validate_filter: at most a few levels, a bounded number of clauses), which
+    also stop a filter that contains itself, so they are left to it and its messages."""
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise InputError(f"filters must be an object (dict), got {kind(value)}")
+    return dict(value)
+
+
 def check_depth(value: Any, name: str, depth: int = 0) -> None:
     if depth > MAX_DEPTH:
         raise InputError(f"{name} is nested more than {MAX_DEPTH} levels deep (or contains itself)")

@@ -37,6 +37,9 @@ class Context:
     # --- knowledge base -------------------------------------------------------------------------
     home: str = field(default="", metadata=_op(
         "Knowledge-base home directory (SQLite store + indexes). Empty: $CITEWISE_HOME, else ./.citewise"))
+    database_url: str = field(default="", metadata=_op(
+        "PostgreSQL URL (postgresql://user:password@host:5432/db) of a knowledge base shared by every replica; "
+        "`home` then only caches this process's index snapshots. Empty: the SQLite store in the home."))
     chunk_size: int = field(default=800, metadata=_op("Target chunk size in tokens at ingest (700-1000)."))
     chunk_overlap: int = field(default=120, metadata=_op("Token overlap between split chunks (100-150)."))
 
@@ -67,8 +70,10 @@ class Context:
         "Where dense vectors live: the local index in the home, or Pinecone."))
 
     # --- answer ---------------------------------------------------------------------------------
-    confidence_threshold: float = field(default=0.7, metadata=_desc(
-        "Answers below this confidence take the explicit 'uncertain' path."))
+    # 0.59: fewest false answers plus false abstentions on the DEV split (evals/calibrate.py fit).
+    confidence_threshold: float = field(default=0.59, metadata=_desc(
+        "Answers below this confidence (the estimated chance the answer is right) take the explicit "
+        "'uncertain' path."))
     support_threshold: float = field(default=0.5, metadata=_desc(
         "Minimum support score of a cited sentence by its cited chunk."))
     max_regenerations: int = field(default=1, metadata=_desc(
@@ -90,10 +95,20 @@ class Context:
     answer_user_prompt: str = field(default="", metadata=_op("Override of prompts/answer_user.txt."))
     required_data_prompt: str = field(default="", metadata=_op("Override of prompts/required_data.txt."))
     rerank_prompt: str = field(default="", metadata=_op("Override of prompts/rerank.txt."))
+    artifact_system_prompt: str = field(default="", metadata=_op("Override of prompts/artifact_system.txt."))
+    artifact_user_prompt: str = field(default="", metadata=_op("Override of prompts/artifact_user.txt."))
 
     # --- required data --------------------------------------------------------------------------
     interrupt_on_missing_data: bool = field(default=False, metadata=_desc(
         "Pause the graph (LangGraph interrupt) to ask for missing required fields."))
+
+    # --- query log ------------------------------------------------------------------------------
+    query_log: bool = field(default=True, metadata=_op(
+        "Record every answer (question masked, filters, chunk ids, decision, timings, tokens) in the knowledge "
+        "base's store (the home's database, or PostgreSQL with database_url); `citewise history` and "
+        "GET /v1/queries read it. False: nothing is recorded."))
+    query_log_retention_days: float = field(default=30.0, metadata=_op(
+        "Query-log rows older than this many days are deleted (0: kept forever)."))
 
     def __post_init__(self) -> None:
         hints = get_type_hints(type(self))
@@ -118,6 +133,7 @@ class Context:
             (0.0 < self.llm_timeout <= 600, "llm_timeout must be within (0, 600] seconds"),
             (0.0 < self.llm_deadline <= 600, "llm_deadline must be within (0, 600] seconds"),
             (0 <= self.llm_max_retries <= 10, "llm_max_retries must be within 0..10"),
+            (0.0 <= self.query_log_retention_days <= 36500, "query_log_retention_days must be within 0..36500"),
         ]
         for ok, message in checks:
             if not ok:
@@ -152,6 +168,7 @@ def _init_with_env_defaults(self: Context, **given: Any) -> None:
         raise InputError(f"unknown configuration field(s): {', '.join(unknown)}")
     from_env = {name: raw for name in known - set(given)
                 if (raw := os.environ.get(ENV_PREFIX + name.upper())) not in (None, "")}
+    object.__setattr__(self, "_given", dict(given))  # what the caller set (ServedContext checks it)
     _dataclass_init(self, **from_env, **given)
 
 
@@ -187,6 +204,56 @@ def _coerce(name: str, hint: Any, value: Any) -> Any:
     except (TypeError, ValueError) as exc:
         raise InputError(f"invalid configuration {name}={value!r}: {exc}") from None
     return value
+
+
+# --- who may set what ------------------------------------------------------------------------------
+OPEN_FIELDS_ENV = "CITEWISE_CALLER_FIELDS"  # operator fields the operator opens to callers (comma-separated)
+MODELS_ENV = "CITEWISE_LLM_MODELS"  # chat models callers may choose (the operator's llm_model is always allowed)
+
+
+def field_scope(name: str) -> str:
+    return next((f.metadata.get("scope", "caller") for f in fields(Context) if f.name == name), "unknown")
+
+
+def caller_fields() -> set[str]:
+    """Fields a run's caller may set: the caller-scope ones plus those the operator opened."""
+    opened = {n.strip() for n in os.environ.get(OPEN_FIELDS_ENV, "").split(",") if n.strip()}
+    return {f.name for f in fields(Context) if f.metadata.get("scope", "caller") == "caller"} | opened
+
+
+def allowed_models() -> set[str]:
+    """Chat models a caller may pick: none (the extractive generator), the operator's, and any listed."""
+    listed = {m.strip() for m in os.environ.get(MODELS_ENV, "").split(",") if m.strip()}
+    return {"", Context().llm_model} | listed
+
+
+def check_caller_settings(given: dict[str, Any]) -> None:
+    """Refuse a run that changes an operator setting (KB location, URLs, prompts, limits).
+
+    A value equal to the operator's own (from the environment or the default) changes nothing and is
+    accepted, so a copy of a context passes. Credentials therefore only ever go to URLs the operator
+    configured, and a caller cannot point citewise at another knowledge base on the server's disk.
+    """
+    operator = Context()
+    open_to_caller = caller_fields()
+    refused = sorted(name for name, value in given.items() if name not in open_to_caller
+                     and value != getattr(operator, name, object()))
+    if refused:
+        raise InputError(f"configuration field(s) {', '.join(refused)} are set by the operator and cannot be "
+                         f"changed per run (the operator can open fields with {OPEN_FIELDS_ENV})")
+    model = given.get("llm_model")
+    if model is not None and model not in allowed_models():
+        raise InputError(f"llm_model {model!r} is not one of the models this server offers "
+                         f"({', '.join(sorted(m for m in allowed_models() if m)) or 'none: extractive only'})")
+
+
+class ServedContext(Context):
+    """The context of the served graph: built from what a remote caller sent, so operator fields are
+    refused (with a message naming them) before any node runs."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_caller_settings(getattr(self, "_given", {}))
 
 
 def context_from(value: Context | dict[str, Any] | None) -> Context:

@@ -33,5 +33,7 @@ class ConfigError(CitewiseError):
 
 
 class StoreError(CitewiseError):
-    """The knowledge-base store cannot be used: a corrupted or unreadable `citewise.db`, a home that is
-    a file or not writable. The message names the file and what to do; nothing is deleted."""
+    """The knowledge base's store cannot be used: a corrupted, unreadable, locked, read-only or full
+    `citewise.db`, a home that is a file or not writable, or a PostgreSQL database that is unreachable,
+    refuses the login or has a wrong URL. The message names the file (or the redacted URL) and what to
+    do; nothing is deleted."""

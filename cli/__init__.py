@@ -1,4 +1,5 @@
-"""`citewise` command line: ingest | reindex | doctor | ask | required-data | resume | demo | eval.
+"""`citewise` command line: ingest | reindex | doctor | ask | required-data | resume | artifact | history | demo |
+eval.
 
 One module per group of commands; each registers its sub-commands. Bad input prints one line on
 stderr and exits 2; tracebacks are only shown with CITEWISE_DEBUG=1.
@@ -10,8 +11,9 @@ import argparse
 import os
 import sys
 
+from ..engine import querylog
 from ..errors import CitewiseError
-from . import ask, evals, ingest
+from . import artifact, ask, evals, history, ingest
 from .args import EXIT_USAGE, Parser
 
 
@@ -20,7 +22,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     ingest.register(sub)
     ask.register(sub)
+    artifact.register(sub)
     evals.register(sub)
+    history.register(sub)
     return parser
 
 
@@ -29,7 +33,8 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     args = build_parser().parse_args(argv)
     try:
-        return int(args.func(args) or 0)
+        with querylog.surface("cli"):  # answers given by this command are logged as the CLI's
+            return int(args.func(args) or 0)
     except CitewiseError as exc:
         sys.stderr.write(f"citewise: error: {exc}\n")
         return EXIT_USAGE

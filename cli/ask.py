@@ -14,13 +14,13 @@ from .render import format_answer, format_required
 def stream_answer(args: argparse.Namespace) -> dict[str, Any]:
     """Print generation tokens as they arrive (model tokens, or the extractive draft), node progress on
     stderr, and return the final verified state."""
-    from ..api import _context, _payload
+    from ..api import _context, _payload, run_config
     from ..graphs.kb_agent import graph
 
     payload = _payload(args.question, filters(args), pairs(args.data, "--data"), args.max_tokens, args.mode)
     final: dict[str, Any] = {}
     printed = False
-    for mode, chunk in graph.stream(payload, context=_context(args.home, context_overrides(args)),
+    for mode, chunk in graph.stream(payload, config=run_config(), context=_context(args.home, context_overrides(args)),
                                     stream_mode=["messages", "custom", "updates", "values"]):
         if mode == "messages":
             message, meta = chunk

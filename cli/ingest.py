@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from .args import HOME_HELP, print_json
+from .args import EXIT_USAGE, HOME_HELP, pairs, print_json
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
@@ -15,24 +15,39 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
     overrides = {k: v for k, v in (("chunk_size", args.chunk_size), ("chunk_overlap", args.chunk_overlap)) if v}
     ctx = Context(**overrides) if overrides else None
-    summary = ingest(args.paths, args.home, prune=args.prune, context=ctx, progress=None if not args.json else False)
+    tags = pairs(args.tag, "--tag")
+    summary = ingest(args.paths, args.home, prune=args.prune, context=ctx, progress=not args.json, tags=tags,
+                     workers=args.workers)
     if args.json:
         print_json(summary)
     else:
-        print(f"Ingested {summary['files_ingested']} file(s), {summary['files_unchanged']} unchanged; "
+        skipped = f", {summary['files_skipped']} skipped" if summary["files_skipped"] else ""
+        print(f"Ingested {summary['files_ingested']} file(s), {summary['files_unchanged']} unchanged{skipped}; "
               f"documents +{summary['documents_added']} ~{summary['documents_updated']} "
               f"-{summary['documents_removed']}; "
               f"{summary['documents_total']} documents / {summary['chunks_total']} chunks in {summary['home']} "
               f"({summary['seconds']:.1f}s)")
-        for err in summary["errors"]:
-            print(f"  skipped: {err}", file=sys.stderr)
+        for line in skip_lines(summary):
+            print(line, file=sys.stderr)
+    if args.strict and summary["skipped"]:
+        if not args.json:
+            print(f"citewise: error: {summary['files_skipped']} input(s) skipped (--strict)", file=sys.stderr)
+        return EXIT_USAGE
     return 0
+
+
+def skip_lines(summary: dict[str, Any]) -> list[str]:
+    """One line per skipped input (every ingest until it is fixed or removed), then other warnings."""
+    lines = [f"skipped: {entry['path']}: {entry['reason']}" for entry in summary["skipped"]]
+    said = {f"{entry['path']}: {entry['reason']}" for entry in summary["skipped"]}
+    lines += [f"warning: {w}" for w in summary["warnings"] if w not in said]
+    return lines
 
 
 def cmd_reindex(args: argparse.Namespace) -> int:
     from ..kb.ingest import reindex
 
-    result = reindex(args.home, embedding_model=args.embedding_model)
+    result = reindex(args.home, embedding_model=args.embedding_model, progress=not args.json)
     print_json(result) if args.json else print(f"Reindexed {result['chunks']} chunks in {result['seconds']:.1f}s")
     return 0
 
@@ -62,12 +77,17 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("ingest", help="ingest Markdown/text/BEIR .jsonl files or folders")
+    p = sub.add_parser("ingest", help="ingest Markdown/text/BEIR .jsonl, PDF, DOCX, HTML, PPTX, XLSX and "
+                                      "transcript (.vtt/.srt) files or folders")
     p.add_argument("paths", nargs="+")
     p.add_argument("--home", help=HOME_HELP)
     p.add_argument("--prune", action="store_true", help="remove documents whose files are gone")
     p.add_argument("--chunk-size", type=int)
     p.add_argument("--chunk-overlap", type=int)
+    p.add_argument("--tag", action="append", metavar="KEY=VALUE",
+                   help="filterable metadata for every document of this ingest (repeatable; front matter wins)")
+    p.add_argument("--strict", action="store_true", help="exit 2 when any input was skipped")
+    p.add_argument("--workers", type=int, help="processes converting office files (default: by batch size and CPUs)")
     p.add_argument("--json", action="store_true", help="print a JSON summary")
     p.set_defaults(func=cmd_ingest)
 

@@ -25,7 +25,8 @@ def format_answer(result: dict[str, Any]) -> str:
     cites = result.get("citations") or []
     if cites:
         lines += ["", "Sources:"]
-        lines += [f"  [{c['id']}] {c['title']} - {c['chunk_type']} ({c['chunk_id']})" for c in cites]
+        lines += [f"  [{c['id']}] {c.get('reference') or c['title']} - {c['chunk_type']} ({c['chunk_id']})"
+                  for c in cites]
     violations = (result.get("guardrails") or {}).get("violations") or []
     if violations:
         lines += ["", "Guardrail checks:"] + [f"  {v['rule']}: {v['detail']} ({v['action']})" for v in violations]

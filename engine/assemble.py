@@ -76,7 +76,8 @@ def assemble(hits: list[Passage], article_chunks: list[Passage], article_id: str
         chunks.append(ContextChunk(label=label, chunk_id=c.chunk_id, doc_id=c.doc_id, title=c.title,
                                    chunk_type=c.chunk_type, tier=c.tier, section=c.section,
                                    score=float(c.score or 0.0), text=text if cut is None else cut,
-                                   metadata=c.metadata, truncated=cut is not None))
+                                   metadata=c.metadata, truncated=cut is not None, ordinal=c.ordinal,
+                                   position=dict(c.position)))
     rendered = HEADER + OPEN + "".join(blocks) + CLOSE if blocks else ""
     tokens = count_tokens(rendered) if rendered else 0
     while chunks and tokens > budget:  # "C000" and "C12" differ in tokens; trim from the end until it fits (rare)

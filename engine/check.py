@@ -6,18 +6,34 @@ missing. Routing (`routes.after_check`) turns a failed check into a regeneration
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ..config import Context
+from ..kb.text import display_text, term_set
 from ..llm.chat import ModelClock
 from ..retrieval.snapshot import KnowledgeBase
+from .answerability import assess, unnamed_facets
 from .grade import grade
 from .privacy import masked
-from .records import Citation, ContextChunk, ContextPack, Draft, Relevance, Resolution, Verdict, Violation
-from .score import confidence
+from .records import (
+    Citation,
+    ContextChunk,
+    ContextPack,
+    Draft,
+    Inquiry,
+    Relevance,
+    Resolution,
+    Section,
+    Verdict,
+    Violation,
+)
+from .score import confidence, coverage
+from .search import synonym_alternatives
 from .verify import claims_of, drop_claims, never_rules, strip_citations, verify
 
 SNIPPET_CHARS = 240
+MAX_FOCUS_CLAIMS = 12
 
 
 def context_rules(kb: KnowledgeBase, chunks: list[ContextChunk]) -> dict[str, dict[str, Any]]:
@@ -25,12 +41,14 @@ def context_rules(kb: KnowledgeBase, chunks: list[ContextChunk]) -> dict[str, di
     return {c.doc_id: kb.docs[c.doc_id].guardrails for c in chunks if c.doc_id in kb.docs}
 
 
-def check(kb: KnowledgeBase, ctx: Context, resolution: Resolution | None, relevance: Relevance, pack: ContextPack,
-          draft: Draft, clock: ModelClock | None = None) -> Verdict:
+def check(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, resolution: Resolution | None, relevance: Relevance,
+          pack: ContextPack, draft: Draft, clock: ModelClock | None = None,
+          quoted: frozenset[str] = frozenset()) -> Verdict:
+    """`quoted`: sections whose items quote guardrail lines (an artifact's "Never say"), see verify.py."""
     article_id = resolution.article_id if resolution else None
     rules = context_rules(kb, pack.chunks)
     checked = verify(draft.sections, pack.chunks, rules, support_threshold=ctx.support_threshold,
-                     article_id=article_id)
+                     article_id=article_id, governing=resolution.governing if resolution else None, quoted=quoted)
     notes: dict[str, Any] = {}
     if ctx.llm_model and ctx.llm_grader:
         claims = [strip_citations(getattr(checked.sections[si], kind)[ii])
@@ -44,13 +62,62 @@ def check(kb: KnowledgeBase, ctx: Context, resolution: Resolution | None, releva
         violations.append(Violation("empty_answer", "no supported statement is left", "none"))
         blocking += 1
     critical = any(c.doc_id == article_id and c.tier == "critical" for c in pack.chunks)
+    unanswered = answered_or_missing(kb, inquiry, resolution, pack, checked.sections)
+    focus, match = answer_focus(kb, inquiry.question, checked.sections)
     structured = (resolution is not None and resolution.article_id is not None) or any(
         kb.docs[c.doc_id].structured for c in pack.chunks if c.doc_id in kb.docs)
     conf, parts = confidence(relevance, resolution.confidence if resolution else 0.0, checked.support, critical,
-                             blocking, structured)
+                             blocking, answered=not unanswered, focus=focus, match=match, structured=structured)
+    note = " ".join(n for n in (depends_note(kb, resolution), conflict_note(kb, resolution)) if n) if resolution else ""
     return Verdict(sections=checked.sections, citations=build_citations(checked.cited, pack.chunks, kb),
                    violations=violations, passed=blocking == 0, confidence=conf, parts=parts,
-                   dropped=checked.dropped, note=depends_note(kb, resolution) if resolution else "", notes=notes)
+                   dropped=checked.dropped, note=note, notes=notes,
+                   needs_review=bool(resolution and resolution.conflicts), unanswered=unanswered)
+
+
+def answer_focus(kb: KnowledgeBase, question: str, sections: list[Section]) -> tuple[float, float]:
+    """How much of the question the answer itself takes up: the IDF-weighted share of the question's terms
+    the answer states, and the best cosine between the question and one claim. Retrieval can be strong
+    for a neighbouring question; these two look at what the user actually gets."""
+    claims = [strip_citations(item) for s in sections for _, item in s.items()][:MAX_FOCUS_CLAIMS]
+    if not claims:
+        return 0.0, 0.0
+    focus = coverage(question, synonym_alternatives(kb, question), claims, kb.bm25.idf)
+    query = kb.embedder.embed_query(question)  # the query path: in-memory cache, no disk writes per answer
+    return round(focus, 4), round(max(float(kb.embedder.embed_query(c) @ query) for c in claims), 4)
+
+
+def answered_or_missing(kb: KnowledgeBase, inquiry: Inquiry, resolution: Resolution | None, pack: ContextPack,
+                        sections: list[Section]) -> list[str]:
+    """What the question asks that the checked answer does not state (empty when it answers)."""
+    if not sections:
+        return []  # nothing left to judge: the empty answer is already a failed check
+    claims = [strip_citations(item) for s in sections for _, item in s.items()]
+    facet_terms = {t for values in inquiry.detected_facets.values() for v in values for t in term_set(v)}
+    missing = assess(inquiry.question, claims, pack.text, facet_terms).missing
+    if resolution is not None and resolution.relaxed and resolution.article_id in kb.docs:
+        missing += unnamed_facets(inquiry.detected_facets, kb.docs[resolution.article_id].metadata)
+    # A year the question names that the answer's document never mentions: the KB has nothing for it.
+    source = (resolution.article_id if resolution and resolution.article_id
+              else pack.chunks[0].doc_id if pack.chunks else None)
+    if source:
+        text = " ".join(c.text for c in kb.chunks_of(source))
+        missing += [f"anything about {y}" for y in dict.fromkeys(re.findall(r"\b(?:19|20)\d\d\b", inquiry.question))
+                    if y not in text]
+    return missing
+
+
+def display_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
+    """A document's metadata as shown with a citation: bounded, one-line, instruction-like text neutralised."""
+    out: dict[str, Any] = {}
+    for key, value in list(metadata.items())[:30]:
+        if isinstance(value, str):
+            out[key] = masked(display_text(value, 200))
+        elif isinstance(value, list):
+            out[key] = [masked(display_text(str(v), 80)) for v in value[:20]]
+        else:
+            out[key] = value
+    return out
 
 
 def build_citations(labels: list[str], chunks: list[ContextChunk], kb: KnowledgeBase) -> list[Citation]:
@@ -61,12 +128,66 @@ def build_citations(labels: list[str], chunks: list[ContextChunk], kb: Knowledge
         if c is None:
             continue
         doc = kb.docs.get(c.doc_id)
-        out.append(Citation(id=label, chunk_id=c.chunk_id, doc_id=c.doc_id, title=c.title, chunk_type=c.chunk_type,
-                            tier=c.tier, score=round(float(c.score), 6),
-                            snippet=masked(" ".join(c.text.split())[:SNIPPET_CHARS]),
-                            metadata=dict(doc.metadata) if doc else {}))
+        pos = c.position
+        title = display_text(c.title)
+        out.append(Citation(id=label, chunk_id=c.chunk_id, doc_id=c.doc_id, title=title,
+                            chunk_type=c.chunk_type, tier=c.tier, score=round(float(c.score), 6),
+                            snippet=masked(display_text(c.text, SNIPPET_CHARS)),
+                            metadata=display_metadata(doc.metadata) if doc else {},
+                            section=display_text(c.section, 120),
+                            page=pos.get("page"), slide=pos.get("slide"),
+                            start=clock(pos["start_time"]) if pos.get("start_time") is not None else None,
+                            end=clock(pos["end_time"]) if pos.get("end_time") is not None else None,
+                            heading_path=[display_text(str(h), 120) for h in pos.get("heading_path") or []],
+                            speakers=[display_text(str(sp), 80) for sp in pos.get("speakers") or []],
+                            reference=reference(title, pos), position=dict(pos)))
     out.sort(key=lambda c: int(c.id[1:]))
     return out
+
+
+def conflict_note(kb: KnowledgeBase, resolution: Resolution) -> str:
+    if not resolution.conflicts or resolution.article_id is None:
+        return ""
+    titles = [display_text(kb.docs[a].title, 120) if a in kb.docs else a
+              for a in (resolution.article_id, *resolution.conflicts)]
+    return (f"Note: {len(titles)} articles in this knowledge base cover exactly this inquiry and may disagree "
+            f"({'; '.join(titles)}); a reviewer should confirm which one applies.")
+
+
+def clock(seconds: float) -> str:
+    """Seconds as a citation shows them: "12:34", or "1:02:03" past an hour."""
+    whole = max(int(seconds), 0)
+    hours, rest = divmod(whole, 3600)
+    return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
+
+
+def _numbers(label: str, plural: str, values: list[int]) -> str:
+    if len(values) <= 1:
+        return f"{label} {values[0]}"
+    if values == list(range(values[0], values[-1] + 1)):
+        return f"{plural} {values[0]}-{values[-1]}"
+    return f"{plural} {', '.join(map(str, values))}"
+
+
+def locator(position: dict[str, Any], title: str = "") -> str:
+    """The most precise human locator a position has: time (transcripts), slide, page, else the heading
+    path (without a first heading that only repeats the title); "" when the source has none."""
+    if position.get("start_time") is not None:
+        return f"t={clock(position['start_time'])}"
+    if position.get("slide") is not None:
+        return _numbers("slide", "slides", list(position.get("slides") or [position["slide"]]))
+    if position.get("page") is not None:
+        return _numbers("p.", "pp.", list(position.get("pages") or [position["page"]]))
+    path = [str(p) for p in position.get("heading_path") or []]
+    if path and path[0] == title:
+        path = path[1:]
+    return " > ".join(path)
+
+
+def reference(title: str, position: dict[str, Any]) -> str:
+    """`Plan Document, p. 12`: what a person reads next to [C#] to find the passage."""
+    where = locator(position, title)
+    return f"{title}, {where}" if where else title
 
 
 def depends_note(kb: KnowledgeBase, resolution: Resolution) -> str:

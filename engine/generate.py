@@ -26,8 +26,9 @@ class AnswerRequest:
     question: str
     context_text: str  # the rendered, delimited context exactly as budgeted
     chunks: list[ContextChunk]
-    article_id: str | None
+    article_id: str | None  # the article the answer is about (preferred for sentences and steps)
     rules: dict[str, dict[str, Any]]  # doc_id -> guardrails of the articles in the context
+    governing: str | None = None  # whose Never-say binds every claim (None while articles conflict)
     idf: Callable[[str], float] = lambda _t: 1.0
     expansions: list[str] = field(default_factory=list)
     feedback: Feedback = field(default_factory=Feedback)
@@ -45,14 +46,20 @@ class Generator(Protocol):
 
 def generate(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, resolution: Resolution | None, pack: ContextPack,
              feedback: Feedback | None = None, clock: ModelClock | None = None) -> Draft:
-    request = AnswerRequest(
+    return get_generator(ctx).generate(answer_request(kb, inquiry, resolution, pack, feedback, clock))
+
+
+def answer_request(kb: KnowledgeBase, inquiry: Inquiry, resolution: Resolution | None, pack: ContextPack,
+                   feedback: Feedback | None = None, clock: ModelClock | None = None) -> AnswerRequest:
+    """What every generator works from (answers and artifacts alike)."""
+    return AnswerRequest(
         question=inquiry.question, context_text=pack.text, chunks=pack.chunks,
         article_id=resolution.article_id if resolution else None, rules=context_rules(kb, pack.chunks),
+        governing=resolution.governing if resolution else None,
         idf=kb.bm25.idf, expansions=inquiry.expansions, feedback=feedback or Feedback(),
         missing_fields=resolution.missing if resolution else [],
         similarity=lambda texts: similarity(kb, inquiry.question, texts),
         answer_tokens=max(ANSWER_SHARE_FLOOR, inquiry.max_tokens - pack.tokens), clock=clock)
-    return get_generator(ctx).generate(request)
 
 
 def similarity(kb: KnowledgeBase, question: str, texts: list[str]) -> list[float]:

@@ -17,14 +17,21 @@ from ..config import Context
 from ..errors import InputError
 from ..retrieval.filters import validate_filter
 from ..retrieval.snapshot import KnowledgeBase
+from .access import UNRESTRICTED, Access, visible_facets
+from .artifact_types import ARTIFACT_TYPES
 from .assemble import minimum_context_tokens
 from .facets import facet_filter
+from .privacy import mask_values, masked
 from .records import Inquiry
 
 MIN_QUESTION, MAX_QUESTION = 3, 1000
 MAX_MAX_TOKENS = 16000
-MODES = ("answer", "required_data")
+MAX_COLLECTED, MAX_VALUE = 100, 1000
+MODES = ("answer", "required_data", "artifact")
 DEFAULT_MAX_TOKENS = 1500
+# An artifact covers a whole procedure, not one question: by default it gets a larger budget (70% of it
+# context, still counted with tiktoken and never exceeded); a caller's max_tokens always wins.
+DEFAULT_ARTIFACT_MAX_TOKENS = 4000
 
 _DATA = r"(information|info|data|data points?|details|documents?|documentation|fields?|inputs?|paperwork|facts)"
 _WHO = r"(i|we|you|they|agents?|the \w+)"
@@ -74,34 +81,65 @@ def validate(raw: Mapping[str, Any], ctx: Context) -> Inquiry:
     collected = raw.get("collected_data") or {}
     if not isinstance(collected, dict):
         raise InputError("collected_data must be an object of field -> value")
+    if len(collected) > MAX_COLLECTED:
+        raise InputError(f"collected_data has more than {MAX_COLLECTED} fields")
     for key, value in collected.items():
-        if not isinstance(key, str) or not key.strip():
-            raise InputError("collected_data keys must be non-empty strings")
+        if not isinstance(key, str) or not key.strip() or len(key) > 100:
+            raise InputError("collected_data keys must be non-empty strings of at most 100 characters")
         if value is not None and not isinstance(value, str | int | float | bool):
-            raise InputError(f"collected_data[{key!r}] must be a string, number or boolean")
+            raise InputError(f"collected_data[{key[:40]!r}] must be a string, number or boolean")
         check_text(key, "a collected_data key")
-        check_text(value, f"collected_data[{key!r}]")
+        check_text(value, f"collected_data[{key[:40]!r}]")
+        if isinstance(value, str) and len(value) > MAX_VALUE:
+            raise InputError(f"collected_data[{key[:40]!r}] is longer than {MAX_VALUE} characters")
+    mode, artifact_type = artifact_mode(raw.get("mode"), raw.get("artifact_type"))
     max_tokens = raw.get("max_tokens")
     if max_tokens is None:
-        max_tokens = DEFAULT_MAX_TOKENS
+        max_tokens = DEFAULT_ARTIFACT_MAX_TOKENS if mode == "artifact" else DEFAULT_MAX_TOKENS
     if isinstance(max_tokens, bool) or not isinstance(max_tokens, int):
         raise InputError("max_tokens must be an integer")
     least = minimum_max_tokens(ctx)
     if not least <= max_tokens <= MAX_MAX_TOKENS:
         raise InputError(f"max_tokens must be within {least}..{MAX_MAX_TOKENS} (got {max_tokens}): below {least} "
                          f"the context share ({ctx.context_share:g}) cannot hold one excerpt")
-    mode = raw.get("mode")
+    # Personal data never travels further than this: the question and collected values are masked
+    # before they reach state, checkpoints, logs, a model or an answer.
+    question = masked(question)
+    return Inquiry(question=question, filters=filters, collected_data=mask_values(collected), max_tokens=max_tokens,
+                   mode=mode or detect_mode(question), artifact_type=artifact_type)
+
+
+def artifact_mode(mode: Any, artifact_type: Any) -> tuple[str | None, str]:
+    """The mode (None: detect it from the question) and artifact type, or InputError.
+
+    `artifact_type` alone implies mode `artifact`; mode `artifact` needs one; any other mode refuses one.
+    """
     if mode is not None and mode not in MODES:
         raise InputError(f"mode must be one of {', '.join(MODES)} (got {mode!r})")
-    return Inquiry(question=question, filters=filters, collected_data=dict(collected), max_tokens=max_tokens,
-                   mode=mode or detect_mode(question))
+    kinds = ", ".join(ARTIFACT_TYPES)
+    if artifact_type in (None, ""):
+        if mode == "artifact":
+            raise InputError(f"mode 'artifact' needs an artifact_type, one of: {kinds}")
+        return mode, ""
+    if not isinstance(artifact_type, str) or artifact_type not in ARTIFACT_TYPES:
+        raise InputError(f"artifact_type must be one of: {kinds} (got {artifact_type!r})")
+    if mode not in (None, "artifact"):
+        raise InputError(f"artifact_type goes with mode 'artifact' (got mode {mode!r})")
+    return "artifact", artifact_type
 
 
-def understand(kb: KnowledgeBase, ctx: Context, raw: Mapping[str, Any]) -> Inquiry:
-    """Validate, pick the mode, expand synonyms and detect the facets the question names."""
+def understand(kb: KnowledgeBase, ctx: Context, raw: Mapping[str, Any], access: Access = UNRESTRICTED) -> Inquiry:
+    """Validate, pick the mode, expand synonyms and detect the facets the question names.
+
+    `access` is the caller's reach (engine.access): its filter travels with the inquiry into every
+    search, and only facet values the caller can read are detected (a value that exists only in
+    another tenant's documents must not show up, even as a detected facet).
+    """
     inquiry = validate(raw, ctx)
+    inquiry.access = access.filter()
     inquiry.expansions = kb.synonyms.expansions(inquiry.question) if ctx.expand_synonyms else []
     if ctx.detect_facets:
-        inquiry.detected_facets = kb.facet_detector.detect(" ".join([inquiry.question, *inquiry.expansions]))
+        detected = kb.facet_detector.detect(" ".join([inquiry.question, *inquiry.expansions]))
+        inquiry.detected_facets = visible_facets(kb, inquiry.access, detected)
     inquiry.facet_filters = facet_filter(inquiry.detected_facets, inquiry.filters)
     return inquiry

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..config import Context
+from ..kb.text import display_text
 from ..llm.chat import ModelClock, ModelFault, structured_call
 from ..llm.schemas import AnswerOutput, CitedItem
 from ..prompts import attribute, escape, render
@@ -77,6 +78,6 @@ def to_sections(answer: AnswerOutput) -> list[Section]:
         labels = [c.strip().strip("[]") for c in i.citations if c.strip()]
         return i.text.strip() + "".join(f" [{lb}]" for lb in labels)
 
-    return [Section(topic=s.topic, answer_components=[item(i) for i in s.answer_components],
+    return [Section(topic=masked(display_text(s.topic, 120)), answer_components=[item(i) for i in s.answer_components],
                     steps=[item(i) for i in s.steps], warnings=[item(i) for i in s.warnings])
             for s in answer.sections]

@@ -11,10 +11,25 @@ import re
 from typing import Any
 
 from ..config import Context
-from ..kb.text import STOPWORDS, stem, term_set, words
+from ..kb.text import STOPWORDS, display_text, stem, term_set, words
 from ..retrieval.snapshot import KnowledgeBase
+from .access import visible_facets
+from .artifact_types import one_line, shell
 from .privacy import mask_pii, masked
-from .records import ContextPack, Draft, Dropped, Inquiry, Relevance, Resolution, Retrieval, Section, Verdict, dump
+from .records import (
+    Artifact,
+    ArtifactBuild,
+    ContextPack,
+    Draft,
+    Dropped,
+    Inquiry,
+    Relevance,
+    Resolution,
+    Retrieval,
+    Section,
+    Verdict,
+    dump,
+)
 from .resolve import output_fields
 
 NO_INFORMATION = "I don't have information about that in this knowledge base."
@@ -44,7 +59,7 @@ def resolution_output(resolution: Resolution) -> dict[str, Any]:
     if not resolution.covered or resolution.article_id is None:
         return {"article_reference": None, "required_fields": dict(EMPTY_FIELDS), "missing_fields": [],
                 "invalid_fields": {}}
-    return {"article_reference": {"article_id": resolution.article_id, "title": resolution.title,
+    return {"article_reference": {"article_id": resolution.article_id, "title": display_text(resolution.title),
                                   "confidence": resolution.confidence, "alternatives": resolution.alternatives},
             "required_fields": output_fields(resolution), "missing_fields": list(resolution.missing),
             "invalid_fields": dict(resolution.invalid)}
@@ -64,7 +79,16 @@ def answered(verdict: Verdict, missing: list[str]) -> dict[str, Any]:
             "citations": dump(verdict.citations),
             "guardrails": {"passed": verdict.passed, "violations": dump(verdict.violations)},
             "confidence": verdict.confidence, "decision": "needs_data" if missing else "can_proceed",
-            "review": review(verdict.dropped)}
+            "needs_review": verdict.needs_review, "review": review(verdict.dropped)}
+
+
+def artifact_answered(built: ArtifactBuild, missing: list[str]) -> dict[str, Any]:
+    """An artifact's outcome: an answer's (decision, citations, guardrails, review), the artifact, and
+    its Markdown as the response text."""
+    out = answered(built.verdict, missing)
+    out["response"] = {"text": built.artifact.markdown, "sections": out["response"]["sections"]}
+    out["artifact"] = dump(built.artifact)
+    return out
 
 
 def review(dropped: list[Dropped]) -> dict[str, Any]:
@@ -84,23 +108,30 @@ def subject_words(question: str) -> list[str]:
 def abstained(kb: KnowledgeBase, inquiry: Inquiry, relevance: Relevance, reason: str = "") -> dict[str, Any]:
     """The knowledge base does not cover the question: say so, and what would help, instead of guessing."""
     subject = " ".join(subject_words(inquiry.question)[:8]) or "this subject"
-    topics = [t.replace("_", " ") for t in kb.facets.get("topic", [])]
+    # Topic values are KB metadata: only plain short names (the caller may read) are listed back.
+    topics = [t.replace("_", " ") for t in visible_facets(kb, inquiry.access).get("topic", [])
+              if re.fullmatch(r"[\w .()/&-]{1,40}", t)]
     scope = ""
     if inquiry.filters:
         scope = f" (I searched only documents matching the filter {json.dumps(inquiry.filters, sort_keys=True)}.)"
     why = f" {masked(reason).rstrip('.')}." if reason else ""
     covered = f" This knowledge base covers: {', '.join(topics[:12])}." if topics else ""
     text = f"{NO_INFORMATION}{scope}{why} To answer it, ingest articles that cover: {subject}.{covered}"
-    return {"decision": "out_of_scope", "confidence": relevance.score,
-            "response": {"text": text, "sections": []}, "citations": [], "article_reference": None,
-            "required_fields": dict(EMPTY_FIELDS), "missing_fields": [], "needs_review": False,
-            "metadata": {"abstain_reason": reason or "retrieval found nothing relevant", "suggested_content": subject}}
+    out = {"decision": "out_of_scope", "confidence": relevance.score, "review": {"dropped": []},
+           "response": {"text": text, "sections": []}, "citations": [], "article_reference": None,
+           "required_fields": dict(EMPTY_FIELDS), "missing_fields": [], "needs_review": False,
+           "metadata": {"abstain_reason": reason or "retrieval found nothing relevant", "suggested_content": subject}}
+    if inquiry.mode == "artifact":  # every heading present and empty: nothing is invented to fill them
+        out["artifact"] = dump(shell(inquiry.artifact_type, one_line(masked(inquiry.question)).rstrip("?.! "), text))
+    return out
 
 
 def uncertain(ctx: Context, inquiry: Inquiry, verdict: Verdict | None, pack: ContextPack,
-              missing: list[str]) -> dict[str, Any]:
-    """Keep what is supported, say what is missing, and flag the answer for review."""
+              missing: list[str], artifact: Artifact | None = None) -> dict[str, Any]:
+    """Keep what is supported, say what is missing, and flag the answer (or artifact) for review."""
     reasons: list[str] = []
+    if verdict is not None and verdict.unanswered:
+        reasons.append("the knowledge base does not state " + "; nor ".join(verdict.unanswered))
     dropped = len(verdict.dropped) if verdict else 0
     if verdict is not None and not verdict.passed and dropped:
         reasons.append(f"{dropped} statement(s) failed verification and were removed")
@@ -122,7 +153,7 @@ def uncertain(ctx: Context, inquiry: Inquiry, verdict: Verdict | None, pack: Con
     head = "I'm not certain this fully answers the question (" + "; ".join(reasons or ["low evidence"]) + ")."
     if missing_parts:
         head += " Missing: " + "; ".join(missing_parts) + "."
-    body = render_text(sections)
+    body = artifact.markdown if artifact is not None else render_text(sections)
     text = head + ("\n\nWhat the knowledge base does support:\n" + body if body else "")
     return {"decision": "uncertain", "needs_review": True,
             "response": {"text": text, "sections": dump(sections)},
@@ -142,7 +173,8 @@ def resolution_metadata(resolution: Resolution, interrupts: int = 0) -> dict[str
     return {"required_data": {"relevance": dump(resolution.relevance), "filters": resolution.filters,
                               "facets_relaxed": resolution.relaxed,
                               "candidates": [(a.article_id, round(a.score, 5)) for a in resolution.candidates[:5]],
-                              "tied": resolution.tied, "interrupts": interrupts, **resolution.notes}}
+                              "tied": resolution.tied, "conflicts": resolution.conflicts, "interrupts": interrupts,
+                              **resolution.notes}}
 
 
 def retrieval_metadata(retrieval: Retrieval, ctx: Context) -> dict[str, Any]:

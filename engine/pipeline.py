@@ -2,13 +2,17 @@
 
     understand -> resolve --(mode required_data)--> end
     resolve --(answer)--> search --(nothing relevant)--> abstain
-    search --(relevant)--> assemble -> generate --(model: cannot answer)--> abstain
+    search --(relevant)--> assemble --(answer)--> generate --(model: cannot answer)--> abstain
     generate --> check --(failed, retries left)--> generate
     check --(failed / low confidence)--> uncertain;  check --(passed)--> end
+    assemble --(mode artifact)--> build_artifact --(no material)--> abstain
+    build_artifact --(failed, retries left)--> build_artifact;  --(failed / low confidence)--> uncertain
+    build_artifact --(passed)--> end
 
 Use it to embed citewise where LangGraph is not wanted, and to test the engine alone. One KB
 snapshot serves the whole run. It returns the graph's output JSON. It does not pause for missing
 data (that needs a checkpointer: use the graph or `citewise.api`); it answers with `needs_data`.
+Like the graph, it writes one query-log row per answer (engine/querylog.py), failures included.
 """
 
 from __future__ import annotations
@@ -18,12 +22,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..arguments import as_home, as_mapping
+from ..arguments import as_filters, as_home, as_mapping
 from ..config import Context
 from ..errors import InputError
 from ..llm.chat import ModelClock
 from ..retrieval.snapshot import KnowledgeBase, open_kb
-from . import outcomes, routes
+from . import outcomes, querylog, routes
+from .access import UNRESTRICTED, Access
+from .artifact import build_artifact
 from .assemble import assemble
 from .check import check
 from .generate import generate
@@ -35,7 +41,8 @@ from .search import search
 
 def open_snapshot(ctx: Context, generation: int | None = None) -> KnowledgeBase:
     """The KB snapshot of the context's home (the one a run pinned, when `generation` is given)."""
-    return open_kb(ctx.home_path, ctx.vector_store, ctx.embedding_model, ctx.embedding_base_url, generation=generation)
+    return open_kb(ctx.home_path, ctx.vector_store, ctx.embedding_model, ctx.embedding_base_url, generation=generation,
+                   database_url=ctx.database_url)
 
 
 class _Timer:
@@ -55,25 +62,54 @@ class _Timer:
 
 def answer(question: str, *, ctx: Context | None = None, home: str | Path | None = None,
            filters: dict[str, Any] | None = None, collected_data: dict[str, Any] | None = None,
-           max_tokens: int | None = None, mode: str | None = None) -> dict[str, Any]:
-    """Answer one question from the knowledge base; returns the same JSON as the graph's output."""
+           max_tokens: int | None = None, mode: str | None = None, artifact_type: str | None = None,
+           access: Access = UNRESTRICTED) -> dict[str, Any]:
+    """Answer one question (or, with `artifact_type`, build that artifact about it) from the knowledge
+    base; returns the same JSON as the graph's output.
+
+    `access` limits what may be read (engine.access; default: everything). The answer's query-log
+    row id is `metadata.query_id` (None when logging is off).
+    """
     if ctx is not None and not isinstance(ctx, Context):
         raise InputError(f"ctx must be a citewise.config.Context, got {type(ctx).__name__}")
     ctx = ctx or Context()
     home = as_home(home)
     if home is not None:
         ctx = ctx.with_overrides(home=home)
-    filters, collected_data = as_mapping(filters, "filters"), as_mapping(collected_data, "collected_data")
+    filters, collected_data = as_filters(filters), as_mapping(collected_data, "collected_data")
     raw: Mapping[str, Any] = {"question": question, "filters": filters, "collected_data": collected_data,
-                              "max_tokens": max_tokens, "mode": mode}
+                              "max_tokens": max_tokens, "mode": mode, "artifact_type": artifact_type}
+    timed, seen = _Timer(), {}
+    surface, query_id = querylog.current_surface("engine"), querylog.new_id()
+
+    def log(out: dict[str, Any] | None, error: BaseException | None = None) -> str | None:
+        inquiry = seen.get("inquiry")
+        record = querylog.build_record(
+            surface=surface, question=inquiry.question if inquiry else question,
+            filters=inquiry.filters if inquiry else filters, mode=inquiry.mode if inquiry else mode, output=out,
+            retrieved=seen.get("retrieved"), access=access, ctx=ctx, error=error, timings_ms=timed.timings,
+            query_id=query_id)
+        return querylog.write(ctx, record)
+
+    with querylog.traced("citewise.engine.answer", query_id, {"surface": surface}):
+        try:
+            out = _answer(ctx, raw, access, timed, seen)
+        except Exception as exc:
+            log(None, exc)
+            raise
+        out["metadata"]["query_id"] = log(out)
+    return out
+
+
+def _answer(ctx: Context, raw: Mapping[str, Any], access: Access, timed: _Timer,
+            seen: dict[str, Any]) -> dict[str, Any]:
     validate(raw, ctx)  # argument errors before the knowledge base is opened, as in the graph's intake
-    timed = _Timer()
     kb = open_snapshot(ctx)
     clock = ModelClock(ctx.llm_deadline)
-    inquiry = timed("intake", understand, kb, ctx, raw)
+    inquiry = seen["inquiry"] = timed("intake", understand, kb, ctx, raw, access)
     out: dict[str, Any] = {"decision": "uncertain", "confidence": 0.0, "response": {"text": "", "sections": []},
                            "citations": [], "guardrails": {"passed": True, "violations": []}, "needs_review": False,
-                           "review": {"dropped": []}}
+                           "review": {"dropped": []}, "artifact": None}
     meta = outcomes.start_metadata(inquiry, ctx, kb.generation)
 
     def finish(*updates: dict[str, Any]) -> dict[str, Any]:
@@ -89,6 +125,7 @@ def answer(question: str, *, ctx: Context | None = None, home: str | Path | None
     if routes.after_required_data(inquiry.mode) == "end":
         return finish(outcomes.required_data_outcome(resolution))
     retrieval = timed("retrieve", search, kb, ctx, inquiry, facet_filters=resolution.facet_filters, clock=clock)
+    seen["retrieved"] = [h.chunk_id for h in retrieval.hits]
     meta.update(outcomes.retrieval_metadata(retrieval, ctx))
     if routes.after_retrieve(bool(retrieval.hits), retrieval.relevance, ctx) == "abstain":
         return finish(timed("abstain", outcomes.abstained, kb, inquiry, retrieval.relevance))
@@ -97,16 +134,35 @@ def answer(question: str, *, ctx: Context | None = None, home: str | Path | None
                  int(ctx.context_share * inquiry.max_tokens))
     meta.update(outcomes.pack_metadata(pack))
     feedback, attempts = Feedback(), 0
+    while routes.after_context(inquiry.mode) == "build_artifact":
+        built = timed("build_artifact", build_artifact, kb, ctx, inquiry, resolution, retrieval.relevance, pack,
+                      feedback, clock)
+        attempts += 1
+        update = outcomes.artifact_answered(built, resolution.missing)
+        meta.update({**outcomes.draft_metadata(built.draft, attempts), **outcomes.verdict_metadata(built.verdict)})
+        step = routes.after_artifact(built.draft, built.artifact, built.verdict.passed, built.verdict.confidence,
+                                     attempts, ctx)
+        if step == "build_artifact":
+            feedback = built.verdict.feedback()
+            continue
+        if step == "abstain":
+            reason = built.draft.reason if built.draft.cannot_answer else ""
+            return finish(update, timed("abstain", outcomes.abstained, kb, inquiry, retrieval.relevance, reason))
+        if step == "uncertain":
+            return finish(update, timed("uncertain", outcomes.uncertain, ctx, inquiry, built.verdict, pack,
+                                        resolution.missing, built.artifact))
+        return finish(update)
     while True:
         draft = timed("generate", generate, kb, ctx, inquiry, resolution, pack, feedback, clock)
         attempts += 1
         meta.update(outcomes.draft_metadata(draft, attempts))
         if routes.after_generate(draft) == "abstain":
             return finish(outcomes.abstained(kb, inquiry, retrieval.relevance, draft.reason))
-        verdict = timed("check_guardrails", check, kb, ctx, resolution, retrieval.relevance, pack, draft, clock)
+        verdict = timed("check_guardrails", check, kb, ctx, inquiry, resolution, retrieval.relevance, pack, draft,
+                        clock)
         update = outcomes.answered(verdict, resolution.missing)
         meta.update(outcomes.verdict_metadata(verdict))
-        step = routes.after_check(verdict.passed, verdict.confidence, attempts, ctx)
+        step = routes.after_check(verdict.passed, verdict.confidence, attempts, ctx, not verdict.unanswered)
         if step == "generate":
             feedback = verdict.feedback()
             continue
@@ -114,3 +170,37 @@ def answer(question: str, *, ctx: Context | None = None, home: str | Path | None
             return finish(update, timed("uncertain", outcomes.uncertain, ctx, inquiry, verdict, pack,
                                         resolution.missing))
         return finish(update)
+
+
+def search_passages(question: str, *, ctx: Context | None = None, home: str | Path | None = None,
+                    filters: dict[str, Any] | None = None, k: int | None = None,
+                    access: Access = UNRESTRICTED) -> dict[str, Any]:
+    """Retrieval only: the passages the question finds under its filters (and `access`), with their
+    scores and metadata, and the relevance an answer would be gated on. Logged with mode `query`."""
+    ctx = ctx or Context()
+    if home is not None:
+        ctx = ctx.with_overrides(home=str(home))
+    timed, surface, query_id = _Timer(), querylog.current_surface("engine"), querylog.new_id()
+    try:
+        with querylog.traced("citewise.engine.search_passages", query_id, {"surface": surface}):
+            kb = open_snapshot(ctx)
+            inquiry = timed("intake", understand, kb, ctx,
+                            {"question": question, "filters": filters, "mode": "answer"}, access)
+            retrieval = timed("retrieve", search, kb, ctx, inquiry, k=k or ctx.top_k)
+    except Exception as exc:
+        querylog.write(ctx, querylog.build_record(surface=surface, question=question, filters=filters, mode="query",
+                                                  access=access, ctx=ctx, error=exc, timings_ms=timed.timings,
+                                                  query_id=query_id))
+        raise
+    passages = [{"chunk_id": p.chunk_id, "doc_id": p.doc_id, "title": p.title, "section": p.section,
+                 "chunk_type": p.chunk_type, "tier": p.tier, "ordinal": p.ordinal, "score": round(float(p.score), 6),
+                 "bm25": round(float(p.bm25), 6), "dense": round(float(p.dense), 6), "text": p.text,
+                 "metadata": p.metadata} for p in retrieval.hits]
+    out = {"relevance": {name: round(float(v), 6) for name, v in vars(retrieval.relevance).items()},
+           "filters_applied": retrieval.filters, "facets_relaxed": retrieval.relaxed, "passages": passages,
+           "metadata": {"kb_generation": kb.generation, "timings_ms": timed.timings}}
+    out["query_id"] = querylog.write(ctx, querylog.build_record(
+        surface=surface, question=inquiry.question, filters=inquiry.filters, mode="query", output=out,
+        retrieved=[p.chunk_id for p in retrieval.hits], access=access, ctx=ctx, timings_ms=timed.timings,
+        query_id=query_id))
+    return out

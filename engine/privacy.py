@@ -32,3 +32,11 @@ def mask_pii(text: str) -> tuple[str, list[str]]:
 
 def masked(text: str) -> str:
     return mask_pii(text)[0]
+
+
+SENSITIVE_PLACEHOLDER = "[provided]"  # a sensitive field's value after validation: given, never echoed
+
+
+def mask_values(values: dict[str, object]) -> dict[str, object]:
+    """Collected data with personal data masked in its text values (numbers and booleans pass)."""
+    return {k: masked(v) if isinstance(v, str) else v for k, v in values.items()}

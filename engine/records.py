@@ -2,6 +2,7 @@
 
     Inquiry --resolve--> Resolution --search--> Retrieval --assemble--> ContextPack
             --generate--> Draft --check--> Verdict
+            --build_artifact--> ArtifactBuild (Draft + Verdict + Artifact)   (mode `artifact`)
 
 Each step takes records and returns one; nothing travels as a dict with ad-hoc keys. Records are
 plain dataclasses so the engine is usable without LangGraph; the graph keeps its state as JSON (any
@@ -18,7 +19,7 @@ from pydantic import TypeAdapter
 
 from ..retrieval.passage import Passage
 
-Mode = Literal["answer", "required_data"]
+Mode = Literal["answer", "required_data", "artifact"]
 Decision = Literal["can_proceed", "needs_data", "uncertain", "out_of_scope"]
 T = TypeVar("T")
 
@@ -32,9 +33,11 @@ class Inquiry:
     collected_data: dict[str, Any] = field(default_factory=dict)
     max_tokens: int = 1500
     mode: Mode = "answer"
+    artifact_type: str = ""  # mode `artifact`: which kind (engine/artifact_types.py)
     expansions: list[str] = field(default_factory=list)  # synonyms of terms in the question
     detected_facets: dict[str, list[str]] = field(default_factory=dict)  # facet -> values named in it
     facet_filters: dict[str, Any] = field(default_factory=dict)  # detected facets as a filter (relaxable)
+    access: dict[str, Any] = field(default_factory=dict)  # what the caller may read (engine.access): never relaxed
 
 
 @dataclass
@@ -99,6 +102,7 @@ class Resolution:
     title: str = ""
     confidence: float = 0.0
     tied: list[str] = field(default_factory=list)  # parallel articles still in play, best first
+    conflicts: list[str] = field(default_factory=list)  # other articles claiming the very same facets
     choices: dict[str, list[str]] = field(default_factory=dict)  # facet -> values that would decide
     fields: list[FieldSpec] = field(default_factory=list)
     by_article: dict[str, list[FieldSpec]] = field(default_factory=dict)  # each tied article's own fields
@@ -110,6 +114,12 @@ class Resolution:
     @property
     def alternatives(self) -> list[str]:
         return self.tied[1:]
+
+    @property
+    def governing(self) -> str | None:
+        """The article whose rules bind the whole answer: none while another article claims the same
+        facets (the KB contradicts itself there, and a reviewer must say which one holds)."""
+        return None if self.conflicts else self.article_id
 
 
 @dataclass
@@ -128,6 +138,7 @@ class ContextChunk:
     metadata: dict[str, Any] = field(default_factory=dict)
     truncated: bool = False
     position: dict[str, Any] = field(default_factory=dict)
+    ordinal: int = 0  # the chunk's place in its document (an artifact keeps a procedure's order)
 
 
 @dataclass
@@ -196,6 +207,36 @@ class Citation:
     score: float
     snippet: str
     metadata: dict[str, Any] = field(default_factory=dict)
+    section: str = ""  # the heading the chunk sits under (plain documents have no chunk types)
+    # where in the source the cited chunk is (absent fields: the format has no such locator)
+    page: int | None = None  # first page (PDF, Word-saved DOCX); every page in position["pages"]
+    slide: int | None = None  # first slide (PPTX); every slide in position["slides"]
+    start: str | None = None  # transcript time range, "12:34" (h:mm:ss past an hour)
+    end: str | None = None
+    heading_path: list[str] = field(default_factory=list)
+    speakers: list[str] = field(default_factory=list)
+    reference: str = ""  # how a person finds it: "Plan Document, p. 12", "Weekly call, t=12:34"
+    position: dict[str, Any] = field(default_factory=dict)  # the chunk's full position (RAG spec fields)
+
+
+@dataclass
+class ArtifactHeading:
+    """One fixed heading of an artifact and its verified items (each ends with its [C#] citations)."""
+
+    heading: str
+    items: list[str] = field(default_factory=list)
+    empty: bool = True  # nothing supported: the rendering says so instead of inventing
+    quotes_guardrails: bool = False  # items are the articles' own guardrail lines, quoted (e.g. "Never say")
+
+
+@dataclass
+class Artifact:
+    """A structured document built from the knowledge base: fixed headings, cited items, Markdown."""
+
+    type: str
+    title: str
+    headings: list[ArtifactHeading] = field(default_factory=list)
+    markdown: str = ""
 
 
 @dataclass
@@ -219,9 +260,20 @@ class Verdict:
     dropped: list[Dropped] = field(default_factory=list)
     note: str = ""  # e.g. which parallel article the answer follows
     notes: dict[str, Any] = field(default_factory=dict)
+    needs_review: bool = False  # e.g. two articles claim to govern the inquiry
+    unanswered: list[str] = field(default_factory=list)  # what the question asks that the KB does not state
 
     def feedback(self) -> Feedback:
         return Feedback([v for v in self.violations if v.action != "masked"], [d.claim for d in self.dropped])
+
+
+@dataclass
+class ArtifactBuild:
+    """One artifact attempt: the draft (its headings as sections), the verdict on it, the artifact shown."""
+
+    draft: Draft
+    verdict: Verdict
+    artifact: Artifact
 
 
 @cache

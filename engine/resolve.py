@@ -15,9 +15,12 @@ from typing import Any
 from ..config import Context
 from ..kb.articles import FACETS
 from ..kb.fields import normalize_key, validate_value
+from ..kb.text import display_text
 from ..llm.chat import ModelClock
 from ..retrieval.snapshot import KnowledgeBase
+from .access import visible_facets
 from .facets import combine_filters, filter_keys
+from .privacy import SENSITIVE_PLACEHOLDER, masked
 from .records import ArticleCandidate, FieldSpec, Inquiry, Resolution
 from .search import search
 
@@ -30,7 +33,7 @@ def resolve(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, collected: dict[s
             clock: ModelClock | None = None) -> Resolution:
     """The governing article (or tied parallel articles), its fields, and what is missing or invalid."""
     collected = dict(inquiry.collected_data if collected is None else collected)
-    chosen, bad_facets = chosen_facets(kb, collected)
+    chosen, bad_facets = chosen_facets(kb, collected, inquiry.access)
     facet_filters = combine_filters(inquiry.facet_filters, chosen)
     # One model call per question reranks the context (in retrieval); ranking articles stays heuristic.
     strategy = "heuristic" if ctx.reranker == "llm" else ctx.reranker
@@ -38,17 +41,20 @@ def resolve(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, collected: dict[s
                        extra_filter={"chunk_type": {"$in": RULE_TYPES}})
     full = search(kb, ctx, inquiry, facet_filters=facet_filters, k=SEARCH_DEPTH, strategy=strategy)
     structured = {d for d, info in kb.docs.items() if info.structured}
-    ranked = rank_articles([rule_hits.hits, full.hits], structured)
+    ranked = rank_articles([rule_hits.hits, full.hits], structured,
+                           orders=[article_similarity(kb, inquiry.question, rule_hits.hits + full.hits, structured)])
     out = Resolution(covered=bool(ranked) and full.relevance.score >= ctx.relevance_threshold,
                      relevance=full.relevance, candidates=ranked, filters=full.filters, relaxed=full.relaxed,
                      facet_filters=facet_filters, collected=collected)
     if not out.covered:
         return out
     pinned = filter_keys(inquiry.filters) | filter_keys(facet_filters)
-    tied, deciding = parallel_articles(ranked, {d: kb.docs[d].metadata for d in structured}, pinned)
+    metadata = {d: kb.docs[d].metadata for d in structured}
+    tied, deciding = parallel_articles(ranked, metadata, pinned)
+    out.conflicts = conflicting_articles(ranked, metadata)
     best = ranked[0]
-    if tied:
-        out.by_article = {a: article_fields(kb, a) for a in tied}
+    if tied or out.conflicts:  # not guessed: the data any of the candidate articles needs
+        out.by_article = {a: article_fields(kb, a) for a in (tied or [best.article_id, *out.conflicts])}
         fields = union_fields(out.by_article)
         choices = {f: sorted({str(kb.docs[a].metadata.get(f)) for a in tied}) for f in deciding}
     else:
@@ -62,6 +68,7 @@ def resolve(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, collected: dict[s
             fields += [replace(f, article_id=best.article_id) for f in extra]
             out.notes["model_fields"] = {"added": [f.key for f in extra], **notes}
     missing, invalid, _ = check_collected(fields, collected, choices)
+    out.collected = withhold_sensitive(fields, collected)
     out.article_id, out.title = best.article_id, best.title
     out.tied, out.choices, out.fields = tied, choices, fields
     out.missing, out.invalid = missing, {**bad_facets, **invalid}
@@ -69,15 +76,18 @@ def resolve(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, collected: dict[s
     return out
 
 
-def chosen_facets(kb: KnowledgeBase, collected: dict[str, Any]) -> tuple[dict[str, str], dict[str, str]]:
-    """Facet values given as collected data ('record_keeper': 'acme retirement'), matched to the KB's."""
+def chosen_facets(kb: KnowledgeBase, collected: dict[str, Any],
+                  access: dict[str, Any] | None = None) -> tuple[dict[str, str], dict[str, str]]:
+    """Facet values given as collected data ('record_keeper': 'acme retirement'), matched to the KB's
+    values that the caller may read (`access`, see engine.access)."""
     chosen, invalid = {}, {}
+    known = visible_facets(kb, access or {})
     by_norm = {normalize_key(k): v for k, v in collected.items()}
     for facet in FACETS:
         raw = by_norm.get(normalize_key(facet))
         if raw is None:
             continue
-        match = match_choice(str(raw), kb.facets.get(facet, []))
+        match = match_choice(str(raw), known.get(facet, []))
         if match is None:
             invalid[facet] = f"{raw!r} is not a known {facet.replace('_', ' ')}"
         else:
@@ -98,15 +108,32 @@ def match_choice(value: str, choices: list[str]) -> str | None:
     return prefix[0] if len(prefix) == 1 else None
 
 
-def rank_articles(rankings: list[list[Any]], structured: set[str], k: int = 10) -> list[ArticleCandidate]:
-    """Article candidates from several chunk rankings by document-level reciprocal rank fusion.
+def article_similarity(kb: KnowledgeBase, question: str, hits: list[Any], structured: set[str]) -> list[str]:
+    """The candidate articles ordered by how close the question is to each article as a whole (its mean
+    chunk vector): everyday wording that matches no single chunk well can still be about one article."""
+    candidates = list(dict.fromkeys(h.doc_id for h in hits if h.doc_id in structured))
+    if len(candidates) < 2:
+        return candidates
+    query = kb.embedder.embed_query(question)
+    scored = [(float(v @ query), d) for d in candidates if (v := kb.doc_vector(d)) is not None]
+    return [d for _, d in sorted(scored, key=lambda x: (-x[0], x[1]))]
+
+
+def rank_articles(rankings: list[list[Any]], structured: set[str], k: int = 10,
+                  orders: list[list[str]] | None = None) -> list[ArticleCandidate]:
+    """Article candidates from several chunk rankings (and article orders) by document-level reciprocal
+    rank fusion.
 
     Each ranking lists a document at the rank of its best chunk; a document's score is the sum of
     1 / (k + rank) over rankings. A small k rewards being first, which is what choosing one
-    governing article needs. Only structured articles (front matter) can govern an inquiry.
+    governing article needs. Only structured articles (front matter) can govern an inquiry; an
+    `orders` list ranks the same candidates another way (it adds no new ones).
     """
     scores: dict[str, float] = {}
     info: dict[str, ArticleCandidate] = {}
+    for order_ in orders or []:
+        for rank, doc in enumerate(order_, start=1):
+            scores[doc] = scores.get(doc, 0.0) + 1.0 / (k + rank)
     for hits in rankings:
         order: list[str] = []
         for h in hits:
@@ -145,6 +172,21 @@ def parallel_articles(ranked: list[ArticleCandidate], metadata: dict[str, dict[s
             tied.append(cand.article_id)
             deciding.extend(f for f in differs if f not in deciding)
     return (tied, deciding) if len(tied) > 1 else ([], [])
+
+
+def conflicting_articles(ranked: list[ArticleCandidate], metadata: dict[str, dict[str, Any]]) -> list[str]:
+    """Articles that claim exactly the best one's facets (same topic, record keeper, plan type) and rank
+    close to it: two articles governing one inquiry may contradict each other, so neither is trusted
+    to bind the answer with its rules, and the answer goes to review."""
+    if len(ranked) < 2:
+        return []
+    best = ranked[0]
+    best_md = metadata.get(best.article_id, {})
+    if not best_md.get("topic"):
+        return []
+    same = [c.article_id for c in ranked[1:] if c.score >= PARALLEL_MARGIN * best.score
+            and all(metadata.get(c.article_id, {}).get(f) == best_md.get(f) for f in FACETS)]
+    return same
 
 
 def article_confidence(ranked: list[ArticleCandidate], relevance: float, tied: bool = False) -> float:
@@ -210,6 +252,9 @@ def check_collected(fields: list[FieldSpec], collected: dict[str, Any],
             if f.required:
                 missing.append(f.key)
             continue
+        if f.sensitive and raw == SENSITIVE_PLACEHOLDER:  # validated before, then withheld from state
+            accepted[f.key] = raw
+            continue
         ok, value, reason = validate_value(f.data_type, raw)
         if ok and f.choices:
             value = match_choice(str(value), f.choices)
@@ -218,19 +263,33 @@ def check_collected(fields: list[FieldSpec], collected: dict[str, Any],
         if ok:
             accepted[f.key] = value
         else:
-            invalid[f.key] = "the value given is not valid" if f.sensitive else reason
+            invalid[f.key] = "the value given is not valid" if f.sensitive else masked(reason)
             if f.required:
                 missing.append(f.key)
     return list(dict.fromkeys(missing)), invalid, accepted
+
+
+def withhold_sensitive(fields: list[FieldSpec], collected: dict[str, Any]) -> dict[str, Any]:
+    """Collected data as it may be kept: a valid value of a sensitive field becomes a placeholder, an
+    invalid one is dropped (to be asked again); the caller's keys are kept as given."""
+    sensitive = {normalize_key(f.key): f for f in fields if f.sensitive}
+    out: dict[str, Any] = {}
+    for key, value in collected.items():
+        f = sensitive.get(normalize_key(key))
+        if f is None:
+            out[key] = value
+        elif value == SENSITIVE_PLACEHOLDER or validate_value(f.data_type, value)[0]:
+            out[key] = SENSITIVE_PLACEHOLDER
+    return out
 
 
 def output_fields(resolution: Resolution) -> dict[str, Any]:
     """`required_fields` as callers see it: grouped by participant/plan data (and by article on a tie)."""
 
     def entry(f: FieldSpec) -> dict[str, Any]:
-        out = {"key": f.key, "name": f.name, "data_type": f.data_type, "required": f.required,
-               "description": f.description, "why_needed": f.why_needed, "article_id": f.article_id,
-               "chunk_id": f.chunk_id}
+        out = {"key": f.key, "name": display_text(f.name, 120), "data_type": f.data_type, "required": f.required,
+               "description": display_text(f.description, 300), "why_needed": display_text(f.why_needed, 300),
+               "article_id": f.article_id, "chunk_id": f.chunk_id}
         if f.source:
             out["source"] = f.source
         if f.article_ids:
@@ -253,11 +312,12 @@ def missing_data_request(resolution: Resolution, question: str) -> dict[str, Any
     wanted = [f for f in fields if f.key in resolution.missing]
     items = []
     for f in wanted:
-        item = {"key": f.key, "name": f.name, "data_type": f.data_type, "required": f.required,
-                "description": f.description, "why_needed": f.why_needed, "choices": f.choices,
-                "reason": resolution.invalid.get(f.key, "")}
+        item = {"key": f.key, "name": display_text(f.name, 120), "data_type": f.data_type, "required": f.required,
+                "description": display_text(f.description, 300), "why_needed": display_text(f.why_needed, 300),
+                "choices": [display_text(c, 120) for c in f.choices],
+                "reason": masked(resolution.invalid.get(f.key, ""))}
         items.append({k: v for k, v in item.items() if v not in (None, "", [])})
     return {"kind": "missing_data", "question": question, "article_id": resolution.article_id,
             "candidates": resolution.tied or [resolution.article_id],
-            "message": "Please provide: " + ", ".join(f.name for f in wanted) + ".", "fields": items,
+            "message": "Please provide: " + ", ".join(display_text(f.name, 120) for f in wanted) + ".", "fields": items,
             "resume_with": "Command(resume={field_key: value, ...})"}

@@ -10,11 +10,12 @@ from __future__ import annotations
 from typing import Literal
 
 from ..config import Context
-from .records import Draft, Relevance
+from .artifact_types import supported
+from .records import Artifact, Draft, Relevance
 
 
 def after_required_data(mode: str) -> Literal["retrieve", "end"]:
-    """`required_data` mode ends with the field list; `answer` mode goes on to retrieval."""
+    """`required_data` mode ends with the field list; `answer` and `artifact` go on to retrieval."""
     return "end" if mode == "required_data" else "retrieve"
 
 
@@ -28,11 +29,32 @@ def after_generate(draft: Draft) -> Literal["check_guardrails", "abstain"]:
     return "abstain" if draft.cannot_answer else "check_guardrails"
 
 
-def after_check(passed: bool, confidence: float, attempts: int,
-                ctx: Context) -> Literal["generate", "uncertain", "end"]:
-    """A failed check earns a bounded regeneration; a second failure or low confidence is `uncertain`."""
+def after_check(passed: bool, confidence: float, attempts: int, ctx: Context,
+                answered: bool = True) -> Literal["generate", "uncertain", "end"]:
+    """A failed check earns a bounded regeneration; a second failure, low confidence, or an answer that
+    does not state what the question asks (the context lacks it: regenerating cannot help) is `uncertain`."""
     if not passed and attempts <= ctx.max_regenerations:
         return "generate"
-    if not passed or confidence < ctx.confidence_threshold:
+    if not passed or not answered or confidence < ctx.confidence_threshold:
         return "uncertain"
     return "end"
+
+
+def after_context(mode: str) -> Literal["generate", "build_artifact"]:
+    """An artifact is built from the same context by its own step; anything else is answered."""
+    return "build_artifact" if mode == "artifact" else "generate"
+
+
+def after_artifact(draft: Draft, artifact: Artifact, passed: bool, confidence: float, attempts: int,
+                   ctx: Context) -> Literal["build_artifact", "abstain", "uncertain", "end"]:
+    """As an answer routes: no material (or a model that says so) abstains; a failed check earns a
+    bounded rebuild; after that, nothing left under a core heading abstains, and a failure or low
+    confidence is `uncertain`."""
+    if draft.cannot_answer:
+        return "abstain"
+    step = after_check(passed, confidence, attempts, ctx)
+    if step == "generate":
+        return "build_artifact"
+    if not supported(artifact):
+        return "abstain"
+    return step

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..config import Context
+from ..kb.articles import QUARANTINED
 from ..kb.text import terms
 from ..llm.chat import ModelClock
 from ..retrieval.hybrid import SearchParams
@@ -21,6 +22,9 @@ from ..retrieval.snapshot import KnowledgeBase
 from .facets import combine_filters
 from .records import Inquiry, Relevance, Retrieval
 from .score import relevance
+
+# Never relaxed, never overridable: a quarantined document (one that addresses the assistant) is not a source.
+TRUSTED = {QUARANTINED: {"$ne": True}}
 
 
 def synonym_alternatives(kb: KnowledgeBase, question: str) -> dict[str, list[str]]:
@@ -32,6 +36,14 @@ def synonym_alternatives(kb: KnowledgeBase, question: str) -> dict[str, list[str
                 out.setdefault(t, []).extend(m for m in group if m != member)
     q = set(terms(question))
     return {t: v for t, v in out.items() if t in q}
+
+
+ARTIFACT_DEPTH = 2  # an artifact covers a whole procedure or project: it reads twice the chunks an answer does
+
+
+def context_depth(ctx: Context, inquiry: Inquiry) -> int:
+    """Chunks retrieval keeps for the context (top_k; twice that for an artifact, within candidate_k)."""
+    return min(ctx.candidate_k, ctx.top_k * ARTIFACT_DEPTH) if inquiry.mode == "artifact" else ctx.top_k
 
 
 def search_params(ctx: Context, k: int) -> SearchParams:
@@ -47,7 +59,7 @@ def search(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, *, extra_filter: d
     facets = inquiry.facet_filters if facet_filters is None else facet_filters
     reranker = get_reranker(ctx, strategy or ctx.reranker, clock)
     alternatives = synonym_alternatives(kb, question)
-    want = k or ctx.top_k
+    want = k or context_depth(ctx, inquiry)
     pool = want if ctx.mmr_lambda >= 1.0 else 3 * want
 
     def run(flt: dict[str, Any]) -> tuple[list, Relevance, dict[str, Any]]:
@@ -60,11 +72,12 @@ def search(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, *, extra_filter: d
             hits = [hits[i] for i in chosen]
         return hits, Relevance(**relevance(question, hits, alternatives, kb.bm25.idf)), notes
 
-    used = combine_filters(inquiry.filters, facets, extra_filter or {})
+    used = combine_filters(TRUSTED, inquiry.access, inquiry.filters, facets, extra_filter or {})
     hits, rel, notes = run(used)
     relaxed = False
     if facets and (not hits or rel.score < ctx.relevance_threshold):
-        loose = combine_filters(inquiry.filters, extra_filter or {})
+        # trust and access are never relaxed; only the facets the question seemed to name are
+        loose = combine_filters(TRUSTED, inquiry.access, inquiry.filters, extra_filter or {})
         hits2, rel2, notes2 = run(loose)
         if rel2.score > rel.score:
             hits, rel, used, relaxed, notes = hits2, rel2, loose, True, notes2

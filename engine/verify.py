@@ -10,6 +10,10 @@ Rules (each finding becomes a Violation(rule, detail, action)):
   personal_data      SSN / account / routing numbers, emails, phones: masked
 Blocking violations fail the check (one regeneration, then the `uncertain` path).
 
+Sections named in `quoted` (an artifact's "Never say" heading) hold the articles' own guardrail lines:
+each item must be a line of the guardrails excerpt it cites, word for word (else it is dropped as
+unsupported); being the rule itself, it is exempt from the never-say check it states.
+
 Only `[C<n>]` and `[C<n>, C<m>]` are citations; any other bracketed text (`httpx[http2]`) is text.
 """
 
@@ -20,7 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..kb.guardrails import reflects, rule_as_warning, rule_terms
-from ..kb.text import NEGATIONS, contains_phrase, split_items, term_set, words
+from ..kb.text import NEGATIONS, NEUTRALIZED, contains_phrase, split_items, squash, term_set, words
+from .entailment import entails
 from .privacy import mask_pii
 from .records import ContextChunk, Dropped, Section, Violation
 
@@ -49,10 +54,11 @@ def _support_terms(text: str) -> set[str]:
 
 
 def support_score(claim: str, sources: list[str]) -> float:
-    """Share of the claim's content terms that occur in the cited chunks (1.0 for a verbatim quote)."""
+    """Share of the claim's content terms that occur in the cited chunks (1.0 for a verbatim quote); a
+    claim without content words supports nothing (0.0)."""
     claim_terms = _support_terms(claim)
     if not claim_terms:
-        return 1.0
+        return 0.0
     found: set[str] = set()
     for s in sources:
         found |= _support_terms(s)
@@ -108,27 +114,36 @@ def never_rules(docs: set[str], rules: dict[str, dict[str, Any]]) -> list[str]:
     return list(dict.fromkeys(r for d in sorted(docs) for r in (rules.get(d) or {}).get("never", [])))
 
 
+def never_say_for(doc_ids: set[str], governing: str | None, rules: dict[str, dict[str, Any]]) -> list[str]:
+    """The `Never say:` phrases that bind a claim: those of the articles it cites, and those of the
+    article that governs the answer. Another article's rules never remove this claim."""
+    docs = set(doc_ids) | ({governing} if governing else set())
+    return list(dict.fromkeys(p for d in sorted(docs) for p in (rules.get(d) or {}).get("never_say", [])))
+
+
 def verify(sections: list[Section], context_chunks: list[ContextChunk], rules: dict[str, dict[str, Any]], *,
-           support_threshold: float, article_id: str | None) -> Verified:
-    """Check and repair a structured answer. `rules` maps doc_id -> parsed guardrails of that article."""
+           support_threshold: float, article_id: str | None, governing: str | None = "",
+           quoted: frozenset[str] = frozenset()) -> Verified:
+    """Check and repair a structured answer. `rules` maps doc_id -> parsed guardrails of that article;
+    `quoted` names sections whose items quote guardrail lines (see the module docstring).
+
+    An article's rules are scoped to it: its `Never say:` phrases bind the claims drawn from it, and
+    every claim only when it governs the answer (`governing`; None while another article claims the
+    same facets); the `Always:` rules added are those of the answer's article (`article_id`)."""
+    governing = article_id if governing == "" else governing
     by_label = {c.label: c for c in context_chunks}
     out = Verified(sections=[])
-    used_docs = {article_id} if article_id else set()
-    for s in sections:
-        for _, item in s.items():
-            used_docs |= {by_label[lb].doc_id for lb in citations_in(item) if lb in by_label}
-    never_say: list[str] = []
-    always: list[tuple[str, str]] = []
-    for doc_id in sorted(used_docs):
-        r = rules.get(doc_id) or {}
-        never_say.extend(r.get("never_say", []))
-        always.extend((doc_id, a) for a in r.get("always", []))
-    never_say = list(dict.fromkeys(never_say))
+    always = [(article_id, a) for a in (rules.get(article_id) or {}).get("always", [])] if article_id else []
 
     for s in sections:
         new = Section(topic=s.topic)
         for kind, item in s.items():
-            kept = _check_item(item, kind, by_label, never_say, support_threshold, out)
+            if s.topic in quoted:
+                kept = _check_quote(item, by_label, out)
+            else:
+                cited = {by_label[lb].doc_id for lb in citations_in(item) if lb in by_label}
+                never_say = never_say_for(cited, governing, rules)
+                kept = _check_item(item, kind, by_label, never_say, support_threshold, out)
             if kept is not None:
                 getattr(new, kind).append(kept)
         if not new.empty():
@@ -165,25 +180,51 @@ def _check_item(item: str, kind: str, by_label: dict[str, ContextChunk], never_s
         if contains_phrase(claim, phrase):
             out.drop(claim, "never_say", f"{phrase!r} in: {claim[:80]}")
             return None
-    score = support_score(claim, [by_label[lb].text + " " + by_label[lb].title for lb in good])
+    if NEUTRALIZED in claim:  # what is left of a neutralised instruction is never a claim
+        out.drop(claim, "unsupported_claim", f"quotes removed instruction text: {claim[:80]}")
+        return None
+    sources = [by_label[lb].text for lb in good]
+    score = support_score(claim, [f"{s} {by_label[lb].title}" for s, lb in zip(sources, good, strict=True)])
     if score < threshold:
         out.drop(claim, "unsupported_claim", f"support {score:.2f} < {threshold:.2f}: {claim[:80]}")
+        return None
+    finding = entails(claim, sources, [by_label[lb].title for lb in good])
+    if not finding.ok:
+        out.drop(claim, "unsupported_claim", f"{finding.reason}: {claim[:80]}")
         return None
     if kind != "warnings":
         out.supports.append(score)
     return cite(claim, good)
 
 
+def _check_quote(item: str, by_label: dict[str, ContextChunk], out: Verified) -> str | None:
+    """A quoted guardrail line: kept only if it is, word for word, in a guardrails excerpt it cites."""
+    labels = citations_in(item)
+    claim = strip_citations(item)
+    good = [lb for lb in dict.fromkeys(labels) if lb in by_label and by_label[lb].chunk_type == "guardrails"
+            and squash(claim) and squash(claim) in squash(by_label[lb].text)]
+    if not claim:
+        return None
+    if not good:
+        out.drop(claim, "unsupported_claim", f"not a guardrail line of its cited excerpt: {claim[:80]}")
+        return None
+    return cite(claim, good)
+
+
 def always_warning(rule: str, doc_chunks: list[ContextChunk]) -> str | None:
-    """An `Always:` rule as a cited warning: the context sentence that states it, else the rule itself
-    cited to the article's guardrails chunk; None when neither is in the context."""
+    """An `Always:` rule as a cited warning: the rule's own statement (the article's author said it
+    should be said) cited to its guardrails chunk, else the context sentence that states it; None when
+    neither is available (a directive such as "tell the participant to ..." is never turned into text)."""
+    source = next((c for c in doc_chunks if c.chunk_type == "guardrails"), None)
+    statement = rule_as_warning(rule)
+    if source and statement:
+        return cite(statement, [source.label])
     stated = [(len(rule_terms(rule) & term_set(u)), -len(u), u, c) for c in doc_chunks
               if c.chunk_type in ANSWER_SOURCES for u in split_items(c.text) if reflects(rule, u)]
     if stated:
         _, _, text, chunk = max(stated, key=lambda x: (x[0], x[1]))
         return cite(text, [chunk.label])
-    source = next((c for c in doc_chunks if c.chunk_type == "guardrails"), None)
-    return cite(rule_as_warning(rule), [source.label]) if source else None
+    return None
 
 
 def _ensure_always(out: Verified, always: list[tuple[str, str]], context_chunks: list[ContextChunk]) -> None:

@@ -1,209 +1,162 @@
-"""Ingest cost against size: many headings, long runs without sentence ends, large prose, MiniLM.
+"""Ingest throughput over a generated corpus of real-format files: files/s, chunks/s, embedding share.
 
-    python -m citewise.evals.bench_ingest [--headings 1000,2500,5000,10000] [--words 25000,100000,400000]
-                                          [--prose-mb 1,5] [--minilm 10000] [--torch-threads N] [--json]
+    python -m citewise.evals.bench_ingest [--files 240] [--formats pdf,docx,html,vtt,pptx,xlsx] [--json-only]
 
-  headings  an article of N `##` sections: parse + chunk, and a whole ingest with a stand-in embedder
-            (store writes, BM25, index files: everything but MiniLM)
-  words     one section of N words without a sentence end: chunking, now and with the previous cut
-            (which re-tokenized the whole remainder for every piece; run up to 100k words only)
-  prose     N MB of sentences in paragraphs: a whole ingest with the stand-in embedder
-  minilm    the N-heading article ingested for real in a fresh process with an empty embedding cache,
-            then again into a new home (every vector cached)
+Generates the corpus with evals/bench_convert.py's generators (PDFs written by reportlab, DOCX by
+python-docx, PPTX by python-pptx, XLSX by openpyxl, HTML and WebVTT as text), then in one process:
+
+1. ingests it into a fresh home with a cold vector cache (CITEWISE_CACHE_DIR is a new temporary folder):
+   the total, and the embedding time inside it, give files/s and chunks/s with and without embeddings;
+2. embeds the very same chunk texts with `get_embedder().embed_documents`, again with a cold cache:
+   the model's raw throughput, which the total ingest is compared with (ingest chunks/s ÷ raw chunks/s);
+3. ingests the corpus into a second fresh home with the cache now warm (what "without embeddings" costs
+   when every vector is already known), and re-ingests the first home unchanged (should be ~free).
+
+Prints JSON, then a table. No network: the model is the packaged all-MiniLM-L6-v2.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import json
 import os
-import random
-import subprocess
+import platform
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from .bench_faults import ENV
-
-
-def headings_article(n: int, tag: str = "") -> str:
-    lines = ["---", f"id: big{tag}", f"title: Big article {tag}", "topic: loan", "---", ""]
-    for i in range(n):
-        lines += [f"## Section {i}", f"Paragraph {i} says something about loans, number {i} {tag}.", ""]
-    return "\n".join(lines)
+TARGET_FILES_PER_S = 20.0  # ingest without embeddings
+TARGET_RAW_SHARE = 0.8  # total ingest throughput / the embedding model's raw throughput on the same texts
 
 
-def prose(mb: float, seed: int = 0) -> str:
-    rng = random.Random(seed)
-    words = ["loan", "rollover", "vesting", "match", "hardship", "beneficiary", "distribution", "contribution",
-             "fee", "statement", "deadline", "form", "signature", "spouse", "balance", "account", "transfer",
-             "withholding", "penalty", "notice", "plan", "participant"]
-    out, size = [], 0
-    while size < mb * 1_000_000:
-        para = " ".join(" ".join(rng.choice(words) for _ in range(rng.randint(8, 20))).capitalize() + "."
-                        for _ in range(rng.randint(2, 6)))
-        out.append(para)
-        size += len(para) + 2
-    return "\n\n".join(out)
+def _timed_ingest(corpus: Path, home: Path) -> tuple[dict[str, Any], float]:
+    from ..kb.ingest import ingest
 
-
-class StandInEmbedder:
-    """Constant vectors at no cost: what an ingest costs besides the embedding model."""
-
-    model_id, dim = "bench-stand-in", 8
-
-    def embed_documents(self, texts: list[str], progress: Any = None) -> np.ndarray:
-        if progress:
-            progress(len(texts))
-        return np.ones((len(texts), self.dim), dtype=np.float32) / np.sqrt(self.dim)
-
-    def embed_query(self, text: str) -> np.ndarray:
-        return np.ones(self.dim, dtype=np.float32) / np.sqrt(self.dim)
-
-
-def ingest_without_model(path: Path, home: Path) -> dict[str, Any]:
-    import citewise.kb.ingest as ingest_module
-
-    original = ingest_module.get_embedder
-    ingest_module.get_embedder = lambda *a, **k: StandInEmbedder()
-    try:
-        started = time.perf_counter()
-        summary = ingest_module.ingest([path], home, progress=False)
-        return {"ingest_s": round(time.perf_counter() - started, 2), "chunks": summary["chunks_total"]}
-    finally:
-        ingest_module.get_embedder = original
-
-
-def bench_headings(n: int, work: Path) -> dict[str, Any]:
-    from ..kb.articles import parse_markdown
-    from ..kb.chunker import chunk_document
-
-    text = headings_article(n)
     started = time.perf_counter()
-    chunks = chunk_document(parse_markdown(text, source="big.md", default_id="big", default_title="big"))
-    parse_chunk = time.perf_counter() - started
-    path = work / f"headings-{n}.md"
-    path.write_text(text)
-    home = work / f"home-headings-{n}"
-    whole = ingest_without_model(path, home)
-    return {"headings": n, "chunks": len(chunks), "parse_chunk_s": round(parse_chunk, 2),
-            "ingest_without_model_s": whole["ingest_s"], **verify_cost(home)}
+    summary = ingest([corpus], home, progress=False)
+    return summary, time.perf_counter() - started
 
 
-def verify_cost(home: Path) -> dict[str, Any]:
-    """What proving a snapshot costs at load: sha256 of every index file (and the row order)."""
-    from ..retrieval.snapshot import check_snapshot, index_files
+def run(files: int, formats: tuple[str, ...]) -> dict[str, Any]:
+    from .bench_convert import generate
 
-    directory = (home / "index").resolve()
-    size = sum((directory / rel).stat().st_size for rel in index_files(directory))
-    started = time.perf_counter()
-    state = check_snapshot(home).state
-    seconds = time.perf_counter() - started
-    if state != "current":
-        raise RuntimeError(f"the index of {home} is {state} right after its ingest")
-    return {"index_mb": round(size / 1e6, 2), "verify_ms": round(seconds * 1000, 1),
-            "verify_mb_per_s": round(size / 1e6 / seconds, 1)}
-
-
-def previous_fit(unit: str, size: int) -> list[str]:
-    """The chunker's cut before issue 11, kept here to measure what the linear cut replaced."""
-    from ..kb.text import split_sentences
-    from ..kb.tokens import count_tokens, truncate_to_tokens
-
-    if count_tokens(unit) <= size:
-        return [unit]
-    pieces: list[str] = []
-    for sentence in split_sentences(unit):
-        while count_tokens(sentence) > size:
-            head = truncate_to_tokens(sentence, size)
-            if not head.strip():
-                head = sentence[: max(1, len(sentence) // 2)]
-            pieces.append(head)
-            sentence = sentence[len(head):].lstrip()
-        if sentence:
-            pieces.append(sentence)
-    return pieces
-
-
-def bench_words(n: int, before_up_to: int) -> dict[str, Any]:
-    from ..kb.chunker import split_section
-
-    text = " ".join(f"word{i}" for i in range(n))
-    started = time.perf_counter()
-    now = split_section(text, 800, 120)
-    out: dict[str, Any] = {"words": n, "mb": round(len(text) / 1e6, 2), "pieces": len(now),
-                           "chunk_s": round(time.perf_counter() - started, 2)}
-    if n <= before_up_to:
+    load_before = os.getloadavg()[0]  # the machine is shared: say how busy it was
+    with tempfile.TemporaryDirectory(prefix="bench-ingest-") as tmp:
+        root = Path(tmp)
+        os.environ["CITEWISE_CACHE_DIR"] = str(root / "cache-ingest")  # cold: read when the cache first opens
         started = time.perf_counter()
-        before = previous_fit(text, 800)
-        out["previous_cut_s"] = round(time.perf_counter() - started, 2)
-        out["same_text"] = "".join(before).replace(" ", "") == "".join(now).replace(" ", "")
-    return out
+        paths = generate(root / "corpus", files, formats)
+        generate_s = time.perf_counter() - started
 
+        from ..retrieval.embeddings import VectorCache, get_embedder
+        from ..retrieval.passage import index_text
+        from ..store.sqlite import Store
 
-def bench_prose(mb: float, work: Path) -> dict[str, Any]:
-    path = work / f"prose-{mb}.md"
-    path.write_text(prose(mb))
-    return {"prose_mb": mb, **ingest_without_model(path, work / f"home-prose-{mb}")}
+        embedder = get_embedder()
+        getattr(embedder, "model", None)  # load the model outside every timed step (both sides pay it once)
+        embedder.embed_query("warm up the model once")  # query vectors are never cached on disk
 
+        cold, cold_s = _timed_ingest(root / "corpus", root / "home-cold")
+        texts = [index_text(r["title"], r["section"], r["text"]) for r in Store(root / "home-cold").iter_chunks()]
 
-def bench_minilm(n: int, work: Path, threads: str) -> dict[str, Any]:
-    tag = os.urandom(4).hex()
-    path = work / f"minilm-{n}.md"
-    path.write_text(headings_article(n, tag))
-    env = {**ENV, "CITEWISE_CACHE_DIR": str(work / "fresh-cache")}
-    if threads:
-        env["CITEWISE_TORCH_THREADS"] = threads
-    out: dict[str, Any] = {"headings": n, "torch_threads": threads or "all CPUs"}
-    for label, home in (("cold_cache", work / "minilm-home-1"), ("warm_cache", work / "minilm-home-2")):
+        if hasattr(embedder, "_cache"):  # the raw run gets its own cold cache, like the ingest had
+            embedder._cache = VectorCache(root / "cache-raw" / "embeddings.sqlite")
         started = time.perf_counter()
-        proc = subprocess.run([sys.executable, "-m", "citewise.cli", "ingest", str(path), "--home", str(home),
-                               "--json"], env=env, capture_output=True, text=True, timeout=7200)
-        out[f"{label}_process_s"] = round(time.perf_counter() - started, 1)
-        out[f"{label}_ingest_s"] = json.loads(proc.stdout)["seconds"] if proc.returncode == 0 else proc.stderr[-300:]
-    out["chunks_per_s_cold"] = round(n / out["cold_cache_process_s"], 1)
-    return out
+        embedder.embed_documents(texts)
+        raw_s = time.perf_counter() - started
+
+        if hasattr(embedder, "_cache"):
+            embedder._cache = VectorCache(root / "cache-ingest" / "embeddings.sqlite")  # warm: the ingest's vectors
+        warm, warm_s = _timed_ingest(root / "corpus", root / "home-warm")
+        unchanged, unchanged_s = _timed_ingest(root / "corpus", root / "home-cold")
+
+    chunks = cold["chunks_total"]
+    embedding_s = float(cold["timings"].get("embedding", 0.0))
+    without_s = cold_s - embedding_s
+    ingest_cps = chunks / cold_s
+    raw_cps = len(texts) / raw_s
+    report = {
+        "date": dt.date.today().isoformat(),
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(),
+                    "load_average_1min": [round(load_before, 1), round(os.getloadavg()[0], 1)]},
+        "files": len(paths),
+        "formats": dict(sorted(Counter(p.suffix.lstrip(".") for p in paths).items())),
+        "generate_s": round(generate_s, 2),
+        "documents": cold["documents_total"],
+        "chunks": chunks,
+        "skipped": len(cold["skipped"]),
+        "cold": {
+            "seconds": round(cold_s, 2),
+            "embedding_s": round(embedding_s, 2),
+            "embedding_share": round(embedding_s / cold_s, 3),
+            "files_per_s": round(len(paths) / cold_s, 1),
+            "chunks_per_s": round(ingest_cps, 1),
+            "files_per_s_without_embedding": round(len(paths) / without_s, 1),
+            "chunks_per_s_without_embedding": round(chunks / without_s, 1),
+            "timings": cold["timings"],
+        },
+        "raw_embedding": {"texts": len(texts), "seconds": round(raw_s, 2), "chunks_per_s": round(raw_cps, 1)},
+        "ingest_vs_raw": round(ingest_cps / raw_cps, 3),
+        "warm_cache": {"seconds": round(warm_s, 2), "files_per_s": round(len(paths) / warm_s, 1),
+                       "embedding_s": float(warm["timings"].get("embedding", 0.0))},
+        "unchanged_reingest": {"seconds": round(unchanged_s, 2), "files_unchanged": unchanged["files_unchanged"],
+                               "reindexed": unchanged["reindexed"]},
+    }
+    report["targets"] = {
+        "files_per_s_without_embedding>=20": report["cold"]["files_per_s_without_embedding"] >= TARGET_FILES_PER_S,
+        "ingest_vs_raw>=0.8": report["ingest_vs_raw"] >= TARGET_RAW_SHARE,
+    }
+    return report
 
 
-def _table(rows: list[dict[str, Any]]) -> str:
-    cols = list(dict.fromkeys(k for r in rows for k in r))
-    lines = [" | ".join(cols), " | ".join("---" for _ in cols)]
-    lines += [" | ".join(str(r.get(c, "")) for c in cols) for r in rows]
-    return "\n".join(lines)
+def table(report: dict[str, Any]) -> str:
+    cold, raw = report["cold"], report["raw_embedding"]
+    rows = [
+        ("corpus", f"{report['files']} files ({', '.join(f'{k} {v}' for k, v in report['formats'].items())}), "
+                   f"{report['chunks']} chunks"),
+        ("ingest, cold vector cache", f"{cold['seconds']} s: {cold['files_per_s']} files/s, {cold['chunks_per_s']} "
+                                      f"chunks/s; embedding {cold['embedding_s']} s = "
+                                      f"{100 * cold['embedding_share']:.0f}% of the time"),
+        ("ingest without embeddings (cold run minus embedding)",
+         f"**{cold['files_per_s_without_embedding']} files/s**, {cold['chunks_per_s_without_embedding']} chunks/s "
+         f"(target ≥ {TARGET_FILES_PER_S:g})"),
+        ("ingest, warm vector cache (fresh home)", f"{report['warm_cache']['seconds']} s: "
+                                                   f"{report['warm_cache']['files_per_s']} files/s"),
+        ("raw `embed_documents` on the same chunk texts, cold cache", f"{raw['seconds']} s: {raw['chunks_per_s']} "
+                                                                      "chunks/s"),
+        ("ingest ÷ raw embedding throughput", f"**{report['ingest_vs_raw']:.2f}** (target ≥ {TARGET_RAW_SHARE})"),
+        ("re-ingest, nothing changed", f"{report['unchanged_reingest']['seconds']} s "
+                                       f"({report['unchanged_reingest']['files_unchanged']} files unchanged, "
+                                       f"reindexed: {report['unchanged_reingest']['reindexed']})"),
+    ]
+    return "\n".join(["| what | result |", "|---|---|", *(f"| {a} | {b} |" for a, b in rows)])
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m citewise.evals.bench_ingest")
-    parser.add_argument("--headings", default="1000,2500,5000,10000")
-    parser.add_argument("--words", default="25000,100000,400000")
-    parser.add_argument("--before-up-to", type=int, default=100000, help="largest size timed with the old cut")
-    parser.add_argument("--prose-mb", default="1,5")
-    parser.add_argument("--minilm", type=int, default=10000, help="headings ingested with MiniLM (0: skip)")
-    parser.add_argument("--torch-threads", default="")
-    parser.add_argument("--json", action="store_true")
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--files", type=int, default=240)
+    parser.add_argument("--formats", default="pdf,docx,html,vtt,pptx,xlsx",
+                        help="comma-separated generator names from bench_convert (rotated)")
+    parser.add_argument("--json-only", action="store_true")
     args = parser.parse_args(argv)
-    report: dict[str, Any] = {}
-    with tempfile.TemporaryDirectory(prefix="citewise-ingest-") as tmp:
-        work = Path(tmp)
-        report["headings"] = [bench_headings(int(n), work) for n in args.headings.split(",") if n]
-        report["words"] = [bench_words(int(n), args.before_up_to) for n in args.words.split(",") if n]
-        report["prose"] = [bench_prose(float(mb), work) for mb in args.prose_mb.split(",") if mb]
-        if args.minilm:
-            report["minilm"] = bench_minilm(args.minilm, work, args.torch_threads)
-    if args.json:
-        json.dump(report, sys.stdout, indent=2)
-        sys.stdout.write("\n")
-        return 0
-    for part in ("headings", "words", "prose"):
-        print(_table(report[part]) + "\n")
-    if "minilm" in report:
-        print(_table([report["minilm"]]))
-    return 0
+    formats = tuple(f.strip() for f in args.formats.split(",") if f.strip())
+    from .bench_convert import MAKERS
+
+    unknown = [f for f in formats if f not in MAKERS]
+    if unknown or args.files < 1:
+        sys.stderr.write(f"bench_ingest: error: unknown format(s) {unknown} (choose from {sorted(MAKERS)})\n"
+                         if unknown else "bench_ingest: error: --files must be at least 1\n")
+        raise SystemExit(2)
+    report = run(args.files, formats)
+    print(json.dumps(report, indent=2))
+    if not args.json_only:
+        print()
+        print(table(report))
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    main()

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal, NotRequired, Required  # pydantic ne
 from typing_extensions import TypedDict
 
 # The output's records are the engine's (values travel as their JSON; these types give the schema).
-from ..engine.records import Citation, Dropped, Section, Violation
+from ..engine.records import Artifact, Citation, Dropped, Section, Violation
 
 Decision = Literal["can_proceed", "needs_data", "uncertain", "out_of_scope"]
 
@@ -23,8 +23,12 @@ class InputState(TypedDict, total=False):
     max_tokens: int
     """Token budget of the answer (default 1500; at least 175, enough for one excerpt at the default
     context share); 70% goes to context, the rest bounds the model's reply."""
-    mode: Literal["answer", "required_data"]
-    """`required_data` stops after listing the fields to collect; absent: detected from the question."""
+    mode: Literal["answer", "required_data", "artifact"]
+    """`required_data` stops after listing the fields to collect; `artifact` builds the document named by
+    `artifact_type` instead of an answer; absent: detected from the question."""
+    artifact_type: Literal["checklist", "workflow", "call_script", "brief", "blueprint"]
+    """Mode `artifact`: which document to build from the knowledge base (implies the mode). The question
+    is its subject, e.g. "hardship withdrawal at Acme"; the default max_tokens is then 4000."""
 
 
 class Response(TypedDict):
@@ -97,6 +101,8 @@ class OutputState(TypedDict, total=False):
     guardrails: GuardrailReport
     needs_review: bool
     review: Review
+    artifact: Artifact | None
+    """Mode `artifact`: {type, title, headings: [{heading, items, empty, quotes_guardrails}], markdown}."""
     metadata: Annotated[dict[str, Any], merge_metadata]
 
 

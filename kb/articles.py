@@ -16,9 +16,11 @@ from typing import Any
 import yaml
 
 from ..errors import IngestError
+from .text import instruction_snippets, visible
 
 # Bump when parsing or chunking changes what a file becomes: stores re-parse every file once.
-PARSER_VERSION = "2"
+# 7: positions and source_type; quarantine; code blocks whole; namespace and confidentiality.
+PARSER_VERSION = "7"
 
 # heading (normalised) -> (chunk_type, tier)
 SECTION_KINDS: dict[str, tuple[str, str]] = {
@@ -48,11 +50,33 @@ _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 
 
 @dataclass
+class Unit:
+    """A piece of a section the chunker never splits unless it alone exceeds the chunk size (a converted
+    paragraph, list item, table, slide body or transcript window), with where it came from.
+
+    Offsets index the document's text (`Converted.text` for converted files, the file's text for
+    Markdown), so a citation can point at a character range without the store keeping a second copy.
+    """
+
+    text: str
+    start: int | None = None
+    end: int | None = None
+    page: int | None = None
+    slide: int | None = None
+    start_time: float | None = None
+    end_time: float | None = None
+    speakers: tuple[str, ...] = ()
+
+
+@dataclass
 class Section:
     heading: str
     chunk_type: str
     tier: str
     text: str
+    start: int | None = None  # offset of `text` in the document's text, when known (Markdown)
+    units: list[Unit] | None = None  # converted files: the blocks `text` is made of, with their positions
+    heading_path: tuple[str, ...] = ()  # converted files: the chain of headings above the section
 
 
 @dataclass
@@ -65,6 +89,9 @@ class Document:
     content_hash: str
     structured: bool = False  # True when the file follows the KB article format (front matter)
     warnings: list[str] = field(default_factory=list)
+    quarantine: str = ""  # why the document is not trusted as a source (it addresses the assistant)
+    source_type: str = ""  # pdf, docx, html, pptx, xlsx, transcript, markdown, text, beir
+    tags: list[str] = field(default_factory=list)  # the RAG spec's chunk `tags`: front-matter tags, then k=v
 
 
 def content_hash(text: str) -> str:
@@ -95,6 +122,77 @@ def metadata_value(value: Any) -> Any:
     return None
 
 
+QUARANTINED = "quarantined"  # chunk metadata of a document that addresses the assistant: never retrieved
+FRONT_MATTER_MAX_BYTES = 64 * 1024
+BEIR_MAX_LINE = 2_000_000
+YAML_MAX_DEPTH = 10
+YAML_MAX_NODES = 5000
+TITLE_MAX_CHARS = 300
+META_MAX_KEYS, META_MAX_STRING, META_MAX_LIST = 50, 500, 50
+
+
+def safe_yaml(raw: str, source: str, what: str = "front matter", *, max_bytes: int = FRONT_MATTER_MAX_BYTES,
+              max_nodes: int = YAML_MAX_NODES, first_line: int = 1) -> Any:
+    """YAML parsed with bounded cost: no aliases (a 500-byte alias bomb expands to gigabytes), bounded
+    nesting (deep nesting overflows the parser's recursion) and a bounded number of nodes."""
+    if len(raw.encode("utf-8")) > max_bytes:
+        raise IngestError(f"{source}: {what} is larger than {max_bytes // 1024} KB")
+    depth = nodes = 0
+    try:
+        for event in yaml.parse(raw, Loader=yaml.SafeLoader):
+            if isinstance(event, yaml.AliasEvent):
+                raise IngestError(f"{source}: {what} uses a YAML alias (*{event.anchor}); aliases are not allowed")
+            if isinstance(event, yaml.MappingStartEvent | yaml.SequenceStartEvent):
+                depth += 1
+                if depth > YAML_MAX_DEPTH:
+                    raise IngestError(f"{source}: {what} is nested deeper than {YAML_MAX_DEPTH} levels")
+            elif isinstance(event, yaml.MappingEndEvent | yaml.SequenceEndEvent):
+                depth -= 1
+            nodes += 1
+            if nodes > max_nodes:
+                raise IngestError(f"{source}: {what} has more than {max_nodes} YAML nodes")
+        return yaml.safe_load(raw)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" ({what} line {mark.line + first_line})" if mark else ""
+        raise IngestError(f"{source}: malformed YAML {what}{where}") from None
+
+
+def bounded_metadata(front: dict[str, Any], source: str, warnings: list[str]) -> dict[str, Any]:
+    """Front-matter values as filterable metadata, each bounded; what does not fit is reported."""
+    metadata: dict[str, Any] = {}
+    for key, value in front.items():
+        if key in ("id", "title", QUARANTINED):  # `quarantined` is citewise's verdict, never the file's
+            continue
+        if len(metadata) >= META_MAX_KEYS:
+            warnings.append(f"{source}: more than {META_MAX_KEYS} front-matter keys; the rest are ignored")
+            break
+        mv = metadata_value(value)
+        if mv is None or len(str(key)) > 64:
+            continue
+        if isinstance(mv, str) and len(mv) > META_MAX_STRING:
+            warnings.append(f"{source}: front-matter value of {key!r} is longer than {META_MAX_STRING} characters; "
+                            "ignored")
+            continue
+        if isinstance(mv, list):
+            if len(mv) > META_MAX_LIST:
+                warnings.append(f"{source}: {key!r} lists more than {META_MAX_LIST} values; the rest are ignored")
+            mv = [v for v in mv[:META_MAX_LIST] if len(v) <= META_MAX_STRING]
+        metadata[str(key)] = mv
+    return metadata
+
+
+_HTML_COMMENT = re.compile(r"<!--.*?(-->|$)", re.DOTALL)
+
+
+def quarantine_reason(text: str) -> str:
+    """Why a document must not be used as a source, or "": any field of it (title, metadata, headings,
+    body, FAQ, required-data lines, guardrails, comments) addresses the assistant instead of informing
+    the reader. Such a document is compromised as a whole: its facts are as suspect as its orders."""
+    found = instruction_snippets(text)
+    return f"text addressed to the assistant ({found[0][:80]!r})" if found else ""
+
+
 def split_front_matter(text: str, source: str) -> tuple[dict[str, Any] | None, str]:
     if not text.startswith("---"):
         return None, text
@@ -103,13 +201,7 @@ def split_front_matter(text: str, source: str) -> tuple[dict[str, Any] | None, s
         return None, text
     for i in range(1, len(lines)):
         if lines[i].strip() in ("---", "..."):
-            raw = "".join(lines[1:i])
-            try:
-                data = yaml.safe_load(raw) or {}
-            except yaml.YAMLError as exc:
-                mark = getattr(exc, "problem_mark", None)
-                where = f" (front matter line {mark.line + 2})" if mark else ""
-                raise IngestError(f"{source}: malformed YAML front matter{where}") from None
+            data = safe_yaml("".join(lines[1:i]), source, first_line=2) or {}
             if not isinstance(data, dict):
                 raise IngestError(f"{source}: front matter must be a YAML mapping")
             return data, "".join(lines[i + 1:])
@@ -119,7 +211,9 @@ def split_front_matter(text: str, source: str) -> tuple[dict[str, Any] | None, s
 def parse_markdown(text: str, *, source: str, default_id: str, default_title: str,
                    kinds: dict[str, tuple[str, str]] = SECTION_KINDS) -> Document:
     """Parse one Markdown/text file. With front matter it is a structured article, otherwise plain content."""
-    front, body = split_front_matter(text, source)
+    clean = visible(text)
+    front, body = split_front_matter(clean, source)
+    body = _HTML_COMMENT.sub("", body)  # hidden text is not content (it is still checked above)
     structured = front is not None
     front = front or {}
     if structured:
@@ -133,48 +227,59 @@ def parse_markdown(text: str, *, source: str, default_id: str, default_title: st
     sections: list[Section] = []
     heading, buf, first_h1 = "", [], None
     in_fence = False
+    offset = len(text) - len(body)  # where the current line starts in `text` (body is a suffix of it)
+    buf_start = offset
 
     def flush() -> None:
-        body_text = "".join(buf).strip()
+        raw = "".join(buf)
+        body_text = raw.strip()
         if body_text:
             chunk_type, tier = section_kind(heading, kinds) if (structured and heading) else CONTENT
-            sections.append(Section(heading or "", chunk_type, tier, body_text))
+            start = buf_start + len(raw) - len(raw.lstrip())
+            sections.append(Section(heading or "", chunk_type, tier, body_text, start=start,
+                                    heading_path=(heading,) if heading else ()))
 
     for line in body.splitlines(keepends=True):
+        line_start, offset = offset, offset + len(line)
         if line.lstrip().startswith("```"):
             in_fence = not in_fence
         m = None if in_fence else _HEADING.match(line.rstrip("\n"))
         if m and len(m.group(1)) == 1 and first_h1 is None and not sections and not "".join(buf).strip():
             first_h1 = m.group(2).strip()
+            buf, buf_start = [], offset  # only blank lines were before it
             continue
         if m and len(m.group(1)) <= 2:
             flush()
-            heading, buf = m.group(2).strip(), []
+            heading, buf, buf_start = m.group(2).strip(), [], offset
             continue
+        if not buf:
+            buf_start = line_start
         buf.append(line)
     flush()
 
-    title = str(front.get("title") or first_h1 or default_title).strip()
-    metadata = {}
-    for key, value in front.items():
-        if key in ("id", "title"):
-            continue
-        mv = metadata_value(value)
-        if mv is not None:
-            metadata[str(key)] = mv
+    title = " ".join(str(front.get("title") or first_h1 or default_title).split())
+    if len(title) > TITLE_MAX_CHARS:
+        raise IngestError(f"{source}: title is longer than {TITLE_MAX_CHARS} characters")
+    warnings: list[str] = []
+    metadata = bounded_metadata(front, source, warnings)
     return Document(doc_id=doc_id, title=title, metadata=metadata, sections=sections, source=source,
-                    content_hash=content_hash(text), structured=structured)
+                    content_hash=content_hash(text), structured=structured, warnings=warnings,
+                    quarantine=quarantine_reason(clean))
 
 
 def parse_beir_line(line: str, *, source: str, lineno: int) -> Document:
+    if len(line) > BEIR_MAX_LINE:
+        raise IngestError(f"{source}:{lineno}: line longer than {BEIR_MAX_LINE // 1_000_000} MB")
     try:
         record = json.loads(line)
     except json.JSONDecodeError as exc:
         raise IngestError(f"{source}:{lineno}: not valid JSON ({exc.msg})") from None
+    except RecursionError:
+        raise IngestError(f"{source}:{lineno}: JSON nested too deeply") from None
     if not isinstance(record, dict) or "_id" not in record:
         raise IngestError(f"{source}:{lineno}: a BEIR record needs an '_id'")
-    text = str(record.get("text") or "").strip()
-    title = str(record.get("title") or "").strip()
+    text = visible(str(record.get("text") or "")).strip()
+    title = " ".join(visible(str(record.get("title") or "")).split())[:TITLE_MAX_CHARS]
     if not text and not title:
         raise IngestError(f"{source}:{lineno}: record {record['_id']!r} has neither title nor text")
     metadata = {}
@@ -186,5 +291,6 @@ def parse_beir_line(line: str, *, source: str, lineno: int) -> Document:
                 metadata[str(key)] = mv
     doc_id = str(record["_id"])
     return Document(doc_id=doc_id, title=title or doc_id, metadata=metadata,
-                    sections=[Section("", *CONTENT, text or title)], source=source,
-                    content_hash=content_hash(line.strip()))
+                    sections=[Section("", *CONTENT, text or title, start=0)], source=source,
+                    content_hash=content_hash(line.strip()), source_type="beir",
+                    quarantine=quarantine_reason(f"{title}\n{text}"))

@@ -1,16 +1,21 @@
 """`citewise doctor [--repair]`: is this home sound, and if not, what can be fixed without losing content?
 
 Checks, in order:
-  store        SQLite's own `integrity_check` and `foreign_key_check` of citewise.db
+  store        SQLite's own `integrity_check` and `foreign_key_check` of citewise.db; with PostgreSQL
+               (`database_url`), that the schema is the current one, the generation and store id are
+               set, and the counts agree (no chunk without its document, no document position twice) —
+               page-level checks of a shared server are its own (amcheck, data checksums)
   index        the snapshot `index` points at: every file against its checksum, its generation against
                the store's, and its row order against the store's own chunk order (a store edited
                without a new generation shows up here)
   leftovers    temporaries of killed builds, finished builds nothing points at
-  threads      integrity of threads.sqlite (paused inquiries), when there is one
+  threads      integrity of threads.sqlite (paused inquiries), when there is one (with PostgreSQL the
+               threads are in the database, and not checked here)
 
-`repair` rebuilds the SQLite indexes (REINDEX) and drops chunks whose document is gone, rebuilds a
-stale, damaged or disagreeing index from the store, and removes leftovers (under the build lock, so
-never beside a running build). It never deletes or rewrites the store's content: a store that is not
+`repair` rebuilds the SQLite indexes (REINDEX) and drops chunks whose document is gone (PostgreSQL:
+the latter only), rebuilds a stale, damaged, foreign or disagreeing index from the store (with
+PostgreSQL, the home is this replica's cache of snapshots), and removes leftovers (under the build lock,
+so never beside a running build). It never deletes or rewrites the store's content: a store that is not
 a database, or that lost its content, is reported with what to do, and left as it is.
 """
 
@@ -34,7 +39,9 @@ from ..retrieval.snapshot import (
     row_digest,
     stale_builds,
 )
-from ..store.sqlite import DB_NAME, Store
+from ..store import Store, open_store, redact, resolve_url
+from ..store.sqlite import DB_NAME
+from ..store.sqlite import Store as SQLiteStore
 
 
 @dataclass
@@ -51,37 +58,47 @@ def doctor(home: str | Path | None = None, *, repair: bool = False, context: Con
     if home is not None:
         ctx = ctx.with_overrides(home=str(home))
     home_path = ctx.home_path
-    if not home_path.is_dir():
-        what = "is a file, not a directory" if home_path.exists() else "does not exist"
-        raise InputError(f"the knowledge-base home {home_path} {what}")
+    url = resolve_url(ctx.database_url)
+    if home_path.exists() and not home_path.is_dir():
+        raise InputError(f"the knowledge-base home {home_path} is a file, not a directory")
+    if not home_path.exists() and not url:  # a replica's home is only a cache: it may not exist yet
+        raise InputError(f"the knowledge-base home {home_path} does not exist")
     findings: list[Finding] = []
-    store = check_store(home_path, repair, findings)
-    check_leftovers(home_path, repair, findings)
+    store = check_store(home_path, url, repair, findings)
+    if home_path.is_dir():
+        check_leftovers(home_path, repair, findings)
     if store is not None:
         check_index(store, ctx, repair, findings)
-    check_threads(home_path, findings)
+    if not url:
+        check_threads(home_path, findings)
     problems = [f for f in findings if not f.ok and not f.fixed]
-    return {"home": str(home_path), "healthy": not problems, "repaired": repair,
-            "findings": [asdict(f) for f in findings]}
+    report: dict[str, Any] = {"home": str(home_path), "healthy": not problems, "repaired": repair,
+                              "findings": [asdict(f) for f in findings]}
+    if url:
+        report["database"] = redact(url)
+    return report
 
 
-def check_store(home: Path, repair: bool, findings: list[Finding]) -> Store | None:
-    if not Store.exists(home):
+def check_store(home: Path, url: str, repair: bool, findings: list[Finding]) -> Store | None:
+    if not url and not SQLiteStore.exists(home):
         findings.append(Finding("store", False, f"{home / DB_NAME} does not exist: nothing was ingested here "
                                                 f"(`citewise ingest PATH --home {home}`)"))
         return None
+    where = redact(url) if url else str(home / DB_NAME)
     try:
-        store = Store(home)
+        store = open_store(home, url)
         problems = store.check_integrity()
     except StoreError as exc:
         findings.append(Finding("store", False, str(exc)))
         return None
     if not problems:
         docs, chunks = store.count()
-        findings.append(Finding("store", True, f"integrity_check ok: {docs} documents, {chunks} chunks, "
+        what = ("integrity_check ok" if store.kind == "sqlite" else
+                f"PostgreSQL {where}: schema version {store.schema_version()} is current, counts agree")
+        findings.append(Finding("store", True, f"{what}: {docs} documents, {chunks} chunks, "
                                                f"generation {store.generation()}"))
         return store
-    finding = Finding("store", False, f"{home / DB_NAME}: " + "; ".join(problems[:5]))
+    finding = Finding("store", False, f"{where}: " + "; ".join(problems[:5]))
     findings.append(finding)
     if repair:
         try:
@@ -89,7 +106,10 @@ def check_store(home: Path, repair: bool, findings: list[Finding]) -> Store | No
             left = store.check_integrity()
         except StoreError as exc:
             done, left = [], [str(exc)]
-        if left:
+        if left and store.kind != "sqlite":
+            finding.detail += (f" — still after repair: {'; '.join(left[:3])}. Nothing was deleted; fix the database "
+                               "(or restore it from a backup) and re-ingest your sources")
+        elif left:
             finding.detail += (f" — still after repair: {'; '.join(left[:3])}. Move the file aside (keep it) and "
                                f"re-ingest your sources with `citewise ingest PATH --home {home}`")
         else:
@@ -130,7 +150,10 @@ def check_index(store: Store, ctx: Context, repair: bool, findings: list[Finding
     if chunks == 0:
         status = check_snapshot(home)
         built = int((status.manifest or {}).get("chunks") or 0)
-        if built:
+        if store.kind != "sqlite":  # a shared database that was emptied (e.g. pruned): replicas refuse to answer
+            findings.append(Finding("index", True, "the database holds no chunks: nothing to index" +
+                                    (f" (this replica's cached index of {built} chunks is not used)" if built else "")))
+        elif built:
             findings.append(Finding("index", False, f"the store holds no chunks but the index was built from {built}: "
                                                     f"{home / DB_NAME} was emptied or replaced. Restore it from a "
                                                     f"backup, or re-ingest your sources (`citewise ingest PATH "
@@ -138,7 +161,7 @@ def check_index(store: Store, ctx: Context, repair: bool, findings: list[Finding
         else:
             findings.append(Finding("index", True, "the store is empty: nothing to index"))
         return
-    status = check_snapshot(home, generation)
+    status = check_snapshot(home, generation, store_id=store.store_id())
     if status.state == "current" and (status.manifest or {}).get("row_order") != order:
         status.state, status.detail = "disagreeing", ("its rows differ from the store's at the same generation "
                                                       f"{generation} (the store was changed without a new generation)")
@@ -156,7 +179,7 @@ def check_index(store: Store, ctx: Context, repair: bool, findings: list[Finding
         with build_lock(home):
             forget(home)
             manifest = build_indexes(store, embedder, vector_store=ctx.vector_store)
-        after = check_snapshot(home, store.generation())
+        after = check_snapshot(home, store.generation(), store_id=store.store_id())
         if after.state == "current":
             finding.fixed = (f"rebuilt the index from the store: generation {manifest['generation']}, "
                              f"{manifest['chunks']} chunks in {manifest['seconds']:.1f}s")

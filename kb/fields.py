@@ -1,7 +1,9 @@
 """Required-data fields: parsing the `Required data` section and validating collected values.
 
 Format (one field per list item):
-    - NAME (TYPE, required|optional, participant|plan): DESCRIPTION Why: WHY_NEEDED
+    - NAME (TYPE, required|optional, participant|plan[, sensitive]): DESCRIPTION Why: WHY_NEEDED
+`sensitive` marks data (an account number, a date of birth) whose collected value is validated but
+never echoed back or stored in thread state.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ class RequiredField:
     group: str  # "participant" | "plan"
     description: str
     why_needed: str
+    sensitive: bool = False  # `(text, required, participant, sensitive)`: collected values are never echoed
 
     def as_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -67,7 +70,8 @@ def parse_required_data(text: str) -> tuple[list[RequiredField], list[str]]:
         why = parts[1].strip() if len(parts) > 1 else ""
         name = m.group("name").strip().strip("*").strip()
         found.append(RequiredField(key=slug(name), name=name, data_type=data_type, required=required,
-                                   group=group, description=description, why_needed=why))
+                                   group=group, description=description, why_needed=why,
+                                   sensitive="sensitive" in attrs))
     return found, warnings
 
 

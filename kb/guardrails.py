@@ -29,6 +29,12 @@ class Guardrails:
         return {"never_say": self.never_say, "never": self.never, "always": self.always}
 
 
+def meaningful_phrase(phrase: str) -> bool:
+    from .text import STOPWORDS, words
+
+    return any(len(w) > 1 and w not in STOPWORDS for w in words(phrase))
+
+
 def parse_guardrails(text: str) -> Guardrails:
     rules = Guardrails()
     for line in clean_markdown(text).splitlines():
@@ -41,10 +47,17 @@ def parse_guardrails(text: str) -> Guardrails:
             if not phrases:  # unquoted list: everything before an optional " — reason"
                 head = _REASON_SPLIT.split(body, maxsplit=1)[0]
                 phrases = [p.strip() for p in head.split(",")]
-            rules.never_say.extend(p.strip() for p in phrases if p.strip())
+            # A phrase of stopwords or single characters would silence everything: not a rule.
+            rules.never_say.extend(p.strip() for p in phrases if meaningful_phrase(p))
         elif body:
             (rules.never if kind == "never" else rules.always).append(body)
     return rules
+
+
+def rule_kind(line: str) -> str | None:
+    """The marker a guardrail line starts with ("never say", "never", "always"), or None."""
+    m = _MARKER.match(clean_markdown(line))
+    return m.group(1).lower() if m else None
 
 
 # Words that make an `Always:` rule an instruction to the agent rather than content ("mention that ...").
@@ -70,7 +83,21 @@ def reflects(rule: str, text: str, threshold: float = 0.7) -> bool:
     return bool(wanted) and len(wanted & term_set(text)) / len(wanted) >= threshold
 
 
-def rule_as_warning(rule: str) -> str:
-    """'mention that X' -> 'X.' so a rule can stand as a warning when no context sentence states it."""
+_DIRECTIVE_LEAD = re.compile(r"^(?:always\s*:?\s*)?(?:recommend|advise|urge|suggest|ask|request|instruct|direct|"
+                             r"include|add|send|share|provide|give|have|get|invite)\b", re.IGNORECASE)
+_LINK = re.compile(r"https?://|www\.|\]\(", re.IGNORECASE)
+
+
+def rule_as_warning(rule: str) -> str | None:
+    """'mention that X' -> 'X.', so a rule can stand as a warning when no sentence of its article states it.
+
+    Only a statement becomes a warning. A directive ("tell the participant to ...", "recommend ...",
+    "include the link ...") or anything with a link is an instruction to act, not a fact the KB
+    asserts, and is never shown to a user: None.
+    """
+    if _DIRECTIVE_LEAD.match(rule.strip()) or _LINK.search(rule):
+        return None
     body = _LEAD.sub("", rule.strip()).strip().rstrip(".")
-    return (body[:1].upper() + body[1:] + ".") if body else rule
+    if not body or re.match(r"(?i)to\s", body):
+        return None
+    return body[:1].upper() + body[1:] + "."

@@ -1,24 +1,37 @@
 """Ingestion: files -> documents -> chunks in the store, then one rebuild of the index snapshot.
 
-    ingest = for each file: plan_file -> write_file;  then write_synonyms, prune, reindex
+    ingest = triage every file (unchanged ones stop here);
+             for each changed file: [convert] -> plan_file -> write_file;  then write_synonyms, prune, reindex
 
-Unchanged files (same bytes) are skipped without parsing; a changed file replaces its documents'
-chunks in one transaction; documents that vanished from a re-ingested file are removed; `prune`
-removes documents whose files are gone. A malformed file (or BEIR line) is reported and skipped,
-never fatal — and reported again on every ingest until it is fixed (its bytes are not recorded).
+Unchanged files (same bytes, same tags) are skipped without parsing; each changed document replaces
+its chunks in its own transaction (so a killed ingest leaves whole documents, and the rerun skips
+those by hash); documents that vanished from a re-ingested file are removed, and the file's hash
+recorded, in a last transaction; `prune` removes documents whose files are gone. Office documents,
+web pages and transcripts are converted by `kb.convert` and keep their source positions (page,
+slide, heading path, time range) per chunk.
 
-Faults: each file is written in one transaction and embeddings come after every file is stored, so
-a kill at any moment leaves the store consistent and the previous index in use; the rerun re-stores
-what is missing and always completes an index that is behind the store (or damaged). Ctrl-C (or
-SIGTERM) stops at the next safe point — after the file being written, or after the batch being
-embedded, whose vectors are cached — with `Interrupted` saying what is done and what to run.
+Every input that cannot be ingested — a missing path, an unsupported type, an empty, unreadable,
+encrypted, scanned or corrupt file, a malformed article or BEIR line — is reported and skipped
+(`Summary.skipped`, one entry each), never fatal to the batch, and reported again on every ingest
+until it is fixed or removed (its bytes are not recorded). A file that fails keeps the documents an
+earlier version of it left in the store: a broken upload must not delete an article.
+
+Faults: each document is written in its own transaction and the file's hash goes last, and embeddings
+come after every file is stored, so a kill at any moment leaves the store consistent (whole documents)
+and the previous index in use; the rerun re-stores what is missing and always completes an index that
+is behind the store (or damaged). A failure of the store itself (a damaged, locked, read-only or full
+SQLite file; PostgreSQL unreachable) stops the ingest with a `StoreError` instead of skipping file after
+file. Ctrl-C (or SIGTERM) stops at the next safe point — after the file being written, or after the
+batch being embedded, whose vectors are cached — with `Interrupted` saying what is done and what to run.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import logging
+import os
 import signal
 import sys
 import threading
@@ -41,16 +54,34 @@ from ..retrieval.snapshot import (
     recorded_model,
     refuse_truncated_store,
 )
-from ..store.sqlite import Store, check_home
-from .articles import PARSER_VERSION, Document
+from ..store import Store, check_home, is_database_error, open_store, store_exists
+from .access import with_access_metadata
+from .articles import PARSER_VERSION, QUARANTINED, Document, content_hash, metadata_value
 from .chunker import Chunk, chunk_document
+from .convert import ConversionError
 from .fields import parse_required_data
 from .guardrails import Guardrails, parse_guardrails
-from .loaders import SourceFile, discover, read_documents, read_text
+from .loaders import (
+    TEXT_KINDS,
+    SourceFile,
+    converted_document,
+    digest_of,
+    discover,
+    read_bytes,
+    read_documents,
+    source_type,
+    text_of,
+)
+from .parallel import Conversion, conversions, convert_one
+from .progress import Progress, choose_mode
 from .synonyms import load_synonyms
 
 log = logging.getLogger(__name__)
-LINE_SECONDS = 15.0  # progress lines in a log (stderr not a terminal): at most one per this many seconds
+# One article cannot flood an answer: more fields or rules than this is not an article, it is a skip.
+MAX_FIELDS, MAX_RULES = 50, 50
+# chunk metadata keys citewise sets itself: a --tag may not shadow them
+RESERVED_TAGS = frozenset({"id", "doc_id", "title", "chunk_type", "tier", "section", "source_type"})
+WORDS_PER_TOKEN = 0.7  # cl100k on English prose: ~1.4 tokens a word; sizes transcript windows to chunk_size
 
 
 @dataclass
@@ -69,9 +100,28 @@ class Summary:
     errors: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     reindexed: bool = False
+    files_skipped: int = 0
+    skipped: list[dict[str, str]] = field(default_factory=list)  # {"path", "reason"}, one per skipped input
+    source_types: dict[str, int] = field(default_factory=dict)  # documents written, by source type
+    tags: dict[str, Any] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)  # seconds: documents, index, embedding
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
+
+    def skip(self, path: str, reason: str, *, warning: bool = False, message: str | None = None) -> None:
+        """Record an input that was not ingested. `errors`/`warnings` keep their one-string form
+        (`path: reason`) for existing readers; `skipped` has both parts for people and tools."""
+        self.skipped.append({"path": path, "reason": reason})
+        (self.warnings if warning else self.errors).append(message or f"{path}: {reason}")
+
+    def skip_error(self, path: str, error: Exception) -> None:
+        message = str(error)
+        reason = message[len(path):].lstrip(": ") if message.startswith(path) else message
+        if reason[:1].isdigit() and ":" in reason:  # "12: not valid JSON" from a BEIR line
+            line, _, rest = reason.partition(":")
+            reason = f"line {line}: {rest.strip()}"
+        self.skip(path, reason, message=message)
 
 
 @dataclass
@@ -96,84 +146,212 @@ class FilePlan:
 
 
 def ingest(paths: Iterable[str | Path], home: str | Path | None = None, *, prune: bool = False,
-           context: Context | None = None, progress: bool | None = None) -> dict[str, Any]:
-    """Ingest files/folders into the KB at `home`; returns a JSON-able summary."""
+           context: Context | None = None, progress: bool | None = None,
+           tags: dict[str, Any] | None = None, workers: int | None = None) -> dict[str, Any]:
+    """Ingest files/folders into the KB at `home`; returns a JSON-able summary.
+
+    `tags` ({"team": "ops"}) become filterable metadata of every document ingested by this call (front
+    matter still wins) and the chunks' spec `tags` ("team=ops"). `progress`: None shows a bar only on a
+    terminal, True also prints plain periodic lines when stderr is not one, False shows nothing.
+    `workers`: processes converting office files (None: by batch size and CPUs; 1: none).
+    """
     ctx = context or Context()
     if home is not None:
         ctx = ctx.with_overrides(home=str(home))
     paths = as_paths(paths)
     if not paths:
         raise InputError("nothing to ingest: give at least one file or folder")
+    tags = check_tags(tags)
     started = time.perf_counter()
     files, synonym_files, problems = discover(paths)
     if problems and not files and not synonym_files:
-        raise InputError("; ".join(problems))
-    check_home(ctx.home_path, write=True)
+        raise InputError("; ".join(f"{path}: {reason}" for path, reason in problems))
+    check_home(ctx.home_path, write=True)  # a file or an unwritable directory is a StoreError, before any work
     embedder = _embedder_for(ctx)
-    store = Store(ctx.home_path)
+    store = open_store(ctx.home_path, ctx.database_url)
     clean_stale_builds(ctx.home_path)  # what a killed ingest left; a live builder's temporaries are kept
-    show = (sys.stderr.isatty() or "lines") if progress is None else progress
-    summary = Summary(home=str(ctx.home_path), files_seen=len(files), warnings=list(problems))
+    display = Progress(choose_mode(progress))
+    summary = Summary(home=str(ctx.home_path), files_seen=len(files), tags=dict(tags))
+    for path, reason in problems:
+        summary.skip(path, reason, warning=True)
     reparse = store.get_meta("parser_version") != PARSER_VERSION  # unchanged bytes, changed meaning
     changed = False
-    bar = _progress(len(files), "parsing", show)
     with safe_points() as stop:
+        step = display.phase("documents", len(files), "file")
+        pending: list[tuple[SourceFile, str]] = []
         for source in files:
-            stop.check(f"after {summary.files_ingested + summary.files_unchanged} of {len(files)} file(s): each of "
-                       "them is wholly in the store, the others are untouched")
-            bar(1)
-            plan = plan_file(source, store, ctx, reparse, summary)
-            if plan is not None:
-                changed |= write_file(plan, store, summary)
+            kind = triage(source, store, reparse, tags)
+            if kind is None:
+                summary.files_unchanged += 1
+                step(1)
+            else:
+                pending.append((source, kind))
+        results = conversions([s.path for s, kind in pending if converts(kind)], convert_options(ctx), workers)
+        try:
+            for done, (source, kind) in enumerate(pending, start=summary.files_unchanged):
+                stop.check(f"after {done} of {len(files)} file(s): each of them is wholly in the store, the others "
+                           "are untouched")
+                conversion = next(results) if converts(kind) else None
+                changed |= ingest_file(source, store, ctx, reparse, summary, tags, conversion)
+                step(1)
+        finally:
+            results.close()
+        display.close()
         if reparse and files:
             with store.transaction() as conn:
                 store.set_meta(conn, "parser_version", PARSER_VERSION)
         changed |= write_synonyms(synonym_files, store, summary)
         if prune:
             changed |= prune_missing(store, summary)
-        summary.reindexed = reindex_if_needed(store, embedder, ctx, changed, show, stop)
+        summary.timings["documents"] = round(time.perf_counter() - started, 3)
+        summary.reindexed = reindex_if_needed(store, embedder, ctx, changed, display, summary, stop)
+        display.close()
+    summary.files_skipped = len({entry["path"] for entry in summary.skipped})
     docs, chunks = store.count()
+    store.checkpoint()  # the store's file is complete on its own (SQLite's write-ahead log folded in)
     return {**summary.as_dict(), "documents_total": docs, "chunks_total": chunks,
             "seconds": round(time.perf_counter() - started, 3)}
 
 
-def plan_file(source: SourceFile, store: Store, ctx: Context, reparse: bool, summary: Summary) -> FilePlan | None:
-    """Read and parse one file and diff it against the store; None when there is nothing to do."""
+def check_tags(tags: dict[str, Any] | None) -> dict[str, Any]:
+    """Ingest tags as metadata values; a bad key or value is the caller's error, said before any work."""
+    out: dict[str, Any] = {}
+    for key, value in (tags or {}).items():
+        key = str(key).strip()
+        if not key or any(c.isspace() for c in key):
+            raise InputError(f"tag key {key!r} must be a non-empty word (use --tag key=value)")
+        if key in RESERVED_TAGS:
+            raise InputError(f"tag key {key!r} is set by citewise itself; choose another name")
+        mv = metadata_value(value)
+        if mv is None or mv == "":
+            raise InputError(f"tag {key!r} needs a string, number, boolean or list value (got {value!r})")
+        out[key] = mv
+    return out
+
+
+def converts(kind: str) -> bool:
+    """Whether a file of this source type goes through kb.convert ("": unreadable, nothing to convert)."""
+    return bool(kind) and kind not in TEXT_KINDS
+
+
+def convert_options(ctx: Context) -> dict[str, Any]:
+    """Transcript windows sized to the chunk size, so a window is a chunk (cut at a speaker turn)."""
+    return {"max_words": max(50, int(ctx.chunk_size * WORDS_PER_TOKEN))}
+
+
+def triage(source: SourceFile, store: Store, reparse: bool, tags: dict[str, Any]) -> str | None:
+    """None when the file is unchanged since it was last ingested (same bytes, same tags: nothing to do),
+    else its source type ("" when it cannot even be read: `plan_file` reports why)."""
+    try:
+        raw = read_bytes(source.path)
+        kind = source_type(source.path, raw)
+        text = text_of(raw, source.path) if kind in TEXT_KINDS else None
+    except IngestError:
+        return ""
+    if not raw.strip():
+        return ""
+    base = digest_of(raw, text)
+    digest = content_hash(base + json.dumps(tags, sort_keys=True)) if tags else base
+    return None if store.source_hash(str(source.path)) == digest and not reparse else kind
+
+
+def ingest_file(source: SourceFile, store: Store, ctx: Context, reparse: bool, summary: Summary,
+                tags: dict[str, Any] | None = None, conversion: Conversion | None = None) -> bool:
+    """Plan and write one file; True when the store changed. Whatever goes wrong with this file —
+    even a bug in a converter — is reported as a skip and leaves the store as it was."""
     key = str(source.path)
     try:
-        text = read_text(source.path)
+        plan = plan_file(source, store, ctx, reparse, summary, tags, conversion)
+        return write_file(plan, store, summary) if plan is not None else False
     except IngestError as exc:
-        summary.errors.append(str(exc))
+        summary.skip_error(key, exc)
+    except Exception as exc:  # a bug on one odd file must not cost the rest of the batch
+        if is_database_error(exc):
+            raise  # the store itself failed: not this file's fault, and every later file would fail too
+        if os.environ.get("CITEWISE_DEBUG"):
+            raise
+        summary.skip(key, f"could not ingest ({type(exc).__name__}: {' '.join(str(exc).split())[:200]})")
+    return False
+
+
+def plan_file(source: SourceFile, store: Store, ctx: Context, reparse: bool, summary: Summary,
+              tags: dict[str, Any] | None = None, conversion: Conversion | None = None) -> FilePlan | None:
+    """Read and parse one file and diff it against the store; None when there is nothing to do.
+    `conversion` is the file already converted by a worker (else it is converted here)."""
+    key = str(source.path)
+    tags = tags or {}
+    raw = read_bytes(source.path)
+    if not raw.strip():
+        reason = "empty file (0 bytes)" if not raw else "empty file (only whitespace)"
+        if store.document_hashes(key):
+            reason += "; its previously ingested documents are kept"
+        summary.skip(key, reason, warning=True)
         return None
-    if not text.strip():
-        summary.errors.append(f"{key}: empty file; skipped")
-        return None
-    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    kind = source_type(source.path, raw)
+    converted = kind not in TEXT_KINDS
+    text = None if converted else text_of(raw, source.path)
+    base = digest_of(raw, text)
+    digest = content_hash(base + json.dumps(tags, sort_keys=True)) if tags else base  # other tags: another ingest
     if store.source_hash(key) == digest and not reparse:
         summary.files_unchanged += 1
         return None
     existing = {} if reparse else store.document_hashes(key)
     plan = FilePlan(source=source, digest=digest, previous=set(store.document_hashes(key)))
+    if converted:
+        conversion = conversion or convert_one(source.path, convert_options(ctx))
+        if conversion.digest and conversion.digest != base:
+            summary.skip(key, "the file changed while it was being ingested; ingest it again")
+            return None
+        if isinstance(conversion.error, ConversionError):
+            summary.skip(key, conversion.error.message)
+            return None
+        if conversion.error is not None or conversion.result is None:
+            raise conversion.error or ValueError("conversion returned nothing")
+        result = conversion.result
+        items: Iterable[Document | IngestError] = [converted_document(result, source, base)]
+    else:
+        items = read_documents(source, text or "")
     seen: set[str] = set()
-    for item in read_documents(source, text):
+    for item in items:
         if isinstance(item, IngestError):
-            summary.errors.append(str(item))
+            summary.skip_error(key, item)
             plan.record = False
             continue
         if item.doc_id in seen:
-            summary.errors.append(f"{key}: duplicate id {item.doc_id!r} in the same file; kept the first")
+            summary.skip(key, f"duplicate id {item.doc_id!r} in the same file; kept the first")
+            continue
+        try:  # every document has a namespace and a confidentiality level (access filters rely on it)
+            item.metadata = with_access_metadata(item.metadata, f"{key} ({item.doc_id})")
+        except IngestError as exc:
+            summary.errors.append(str(exc))
+            plan.record = False
             continue
         owner = store.document_source(item.doc_id)
         if owner is not None and owner != key and Path(owner).exists():
-            summary.errors.append(f"{key}: id {item.doc_id!r} is already used by {owner}; skipped")
+            summary.skip(key, f"id {item.doc_id!r} is already used by {owner}; skipped")
             plan.record = False
             continue
         seen.add(item.doc_id)
+        summary.warnings.extend(item.warnings)
+        if item.quarantine:
+            summary.warnings.append(f"{key}: {item.doc_id} is quarantined, {item.quarantine}: it is stored but "
+                                    "never retrieved or cited")
+        apply_metadata(item, tags)
         if existing.get(item.doc_id) == item.content_hash:
             plan.unchanged_documents += 1
             continue
         chunks = chunk_document(item, ctx.chunk_size, ctx.chunk_overlap)
-        fields, rules, warnings = document_rules(item, chunks)
+        if not chunks:
+            summary.skip(key, f"document {item.doc_id!r} has no text to index", warning=True)
+            plan.record = False
+            seen.discard(item.doc_id)
+            continue
+        try:
+            fields, rules, warnings = document_rules(item, chunks)
+        except IngestError as exc:
+            summary.skip(key, str(exc))
+            plan.record = False
+            continue
         summary.warnings.extend(warnings)
         plan.writes.append(DocumentWrite(item, chunks, fields, rules))
     # A file that failed to parse keeps its old documents: a typo must not delete an article.
@@ -181,29 +359,65 @@ def plan_file(source: SourceFile, store: Store, ctx: Context, reparse: bool, sum
     return plan
 
 
+def apply_metadata(doc: Document, tags: dict[str, Any]) -> None:
+    """Filterable metadata in precedence order: front matter (already in `doc.metadata` for articles),
+    then ingest tags, then what the file says about itself (source_type, author, created, ...)."""
+    from_file = doc.source_type in TEXT_KINDS  # front matter / BEIR metadata
+    front, derived = (doc.metadata, {}) if from_file else ({}, doc.metadata)
+    doc.metadata = {"source_type": doc.source_type, **derived, **tags, **front}
+    listed = front.get("tags")
+    own = [str(t) for t in listed] if isinstance(listed, list) else [str(listed)] if listed else []
+    doc.tags = own + [f"{k}={v}" for k, v in tags.items()]
+    if tags:
+        doc.content_hash = content_hash(doc.content_hash + json.dumps(tags, sort_keys=True))
+
+
 def write_file(plan: FilePlan, store: Store, summary: Summary) -> bool:
-    """Apply one file's plan in one transaction; True when the store's content changed."""
+    """Apply one file's plan: one transaction per document, then one for removals and the file's hash.
+
+    The hash goes last, so a file whose ingest was interrupted is planned again next time; its
+    documents already written are then unchanged by hash and skipped. Every transaction that
+    changes content bumps the generation, so each generation names one committed state, and each
+    chunk's position records the generation its document's transaction created (the spec's
+    `indexVersion`).
+    """
     key = str(plan.source.path)
     summary.documents_unchanged += plan.unchanged_documents
+    for w in plan.writes:
+        metadata = {**w.doc.metadata, **({QUARANTINED: True} if w.doc.quarantine else {})}
+        with store.transaction() as conn:
+            version = int(store.get_meta("generation", "0") or 0) + 1
+            _put(store, conn, key, w, metadata, version)
+            # The generation row is updated after the document's lock is held (the order every writer
+            # keeps); when another machine committed in between, the document is written again with
+            # the generation this transaction really creates (it holds both locks now).
+            created = store.bump_generation(conn)
+            if created != version:
+                _put(store, conn, key, w, metadata, created)
+        if w.doc.doc_id in plan.previous:
+            summary.documents_updated += 1
+        else:
+            summary.documents_added += 1
+        summary.chunks_written += len(w.chunks)
+        kind = w.doc.source_type or "markdown"
+        summary.source_types[kind] = summary.source_types.get(kind, 0) + 1
     with store.transaction() as conn:
-        for w in plan.writes:
-            if w.doc.doc_id in plan.previous:
-                summary.documents_updated += 1
-            else:
-                summary.documents_added += 1
-            store.put_document(conn, doc_id=w.doc.doc_id, source=key, title=w.doc.title, metadata=w.doc.metadata,
-                               content_hash=w.doc.content_hash, structured=w.doc.structured, fields=w.fields,
-                               guardrails=w.rules, chunks=w.chunks)
-            summary.chunks_written += len(w.chunks)
         summary.documents_removed += store.delete_documents(conn, plan.gone)
         if plan.record:
             stat = plan.source.path.stat()
             store.record_source(conn, key, plan.digest, stat.st_size, stat.st_mtime)
-        changed = bool(plan.writes or plan.gone)
-        if changed:
+        if plan.gone:
             store.bump_generation(conn)
     summary.files_ingested += 1
-    return changed
+    return bool(plan.writes or plan.gone)
+
+
+def _put(store: Store, conn: Any, key: str, w: DocumentWrite, metadata: dict[str, Any], version: int) -> None:
+    for chunk in w.chunks:
+        chunk.position["indexVersion"] = version
+    store.put_document(conn, doc_id=w.doc.doc_id, source=key, title=w.doc.title, metadata=metadata,
+                       content_hash=w.doc.content_hash, structured=w.doc.structured, fields=w.fields,
+                       guardrails=w.rules, chunks=w.chunks)
 
 
 def write_synonyms(paths: list[Path], store: Store, summary: Summary) -> bool:
@@ -212,7 +426,7 @@ def write_synonyms(paths: list[Path], store: Store, summary: Summary) -> bool:
         try:
             data = load_synonyms(path)
         except IngestError as exc:
-            summary.errors.append(str(exc))
+            summary.skip_error(str(path), exc)
             continue
         digest = hashlib.sha256(repr(sorted(data.items())).encode()).hexdigest()
         if store.get_meta(f"synonyms:{path}") != digest:
@@ -241,26 +455,46 @@ def prune_missing(store: Store, summary: Summary) -> bool:
     return changed
 
 
-def reindex_if_needed(store: Store, embedder: Embedder, ctx: Context, changed: bool, show: bool | str,
-                      stop: SafePoints | None = None) -> bool:
+def reindex_if_needed(store: Store, embedder: Embedder, ctx: Context, changed: bool, display: Progress | None = None,
+                      summary: Summary | None = None, stop: SafePoints | None = None) -> bool:
     """Rebuild the snapshot when content changed or the current one is not a sound build of the store's
     generation (a previous ingest was killed during its index build; a damaged index file)."""
     chunks = store.count()[1]
     if not chunks or (not changed and _index_current(store)):
         return False
+    display = display or Progress()
     with build_lock(store.home):
         if _index_current(store):
             return False
-        bar = _progress(chunks, "embedding", show, stop)
-        build_indexes(store, embedder, progress=bar, vector_store=ctx.vector_store)
+        step = with_safe_points(display.phase("embedding", chunks, "chunk"), stop, chunks)
+        manifest = build_indexes(store, embedder, progress=step, vector_store=ctx.vector_store)
+    if summary is not None:
+        summary.timings["index"] = manifest.get("seconds", 0.0)
+        summary.timings["embedding"] = manifest.get("embedding_seconds", 0.0)
     return True
 
 
 def _index_current(store: Store) -> bool:
-    status = check_snapshot(store.home, store.generation())
+    status = check_snapshot(store.home, store.generation(), store_id=store.store_id())
     if status.state in ("damaged", "outdated"):
         log.warning("citewise: the index of %s is %s (%s): rebuilding it", store.home, status.state, status.detail)
     return status.state == "current"
+
+
+def with_safe_points(step: Callable[[int], None], stop: SafePoints | None, total: int) -> Callable[[int], None]:
+    """The embedding phase's progress callback, each call also a safe point: the embedder reports a slice
+    of chunks only once its vectors are cached, so stopping there loses nothing already embedded."""
+    if stop is None:
+        return step
+    done = [0]
+
+    def checked(n: int) -> None:
+        done[0] += n
+        step(n)
+        stop.check(f"while embedding ({done[0]} of {total} chunks done, their vectors cached): the store holds "
+                   "every file of this ingest, the index was not rebuilt")
+
+    return checked
 
 
 class Interrupted(KeyboardInterrupt):
@@ -304,23 +538,27 @@ def safe_points() -> Iterator[SafePoints]:
 
 
 def reindex(home: str | Path | None = None, *, context: Context | None = None,
-            embedding_model: str | None = None) -> dict[str, Any]:
+            embedding_model: str | None = None, progress: bool | None = None) -> dict[str, Any]:
     """Rebuild every derived index from the store; `embedding_model` switches the home to another model."""
     ctx = context or Context()
     if home is not None:
         ctx = ctx.with_overrides(home=str(home))
     if embedding_model:
         ctx = ctx.with_overrides(embedding_model=embedding_model)
-    if not Store.exists(ctx.home_path):
+    if not store_exists(ctx.home_path, ctx.database_url):
         raise InputError(f"no knowledge base at {ctx.home_path}")
-    store = Store(ctx.home_path)
-    if store.count()[0] == 0:
+    store = open_store(ctx.home_path, ctx.database_url)
+    if store.kind == "sqlite" and store.count()[0] == 0:
         refuse_truncated_store(ctx.home_path)  # an index is never rebuilt from a store that lost its content
     embedder = _embedder_for(ctx, switching=bool(embedding_model))
     with safe_points() as stop, build_lock(store.home):
         forget(ctx.home_path)
-        bar = _progress(store.count()[1], "embedding", sys.stderr.isatty() or "lines", stop)
-        manifest = build_indexes(store, embedder, progress=bar, vector_store=ctx.vector_store, full_sync=True)
+        display = Progress(choose_mode(progress))
+        total = store.count()[1]
+        step = with_safe_points(display.phase("embedding", total, "chunk"), stop, total)
+        manifest = build_indexes(store, embedder, progress=step, vector_store=ctx.vector_store, full_sync=True)
+        display.close()
+    store.checkpoint()
     return {"home": str(ctx.home_path), **manifest}
 
 
@@ -333,6 +571,8 @@ def document_rules(doc: Document, chunks: list[Chunk]) -> tuple[list[dict[str, A
     if not doc.structured:
         return fields, {**rules.as_dict(), "chunk_ids": []}, warnings
     for chunk in chunks:
+        if len(fields) > MAX_FIELDS:
+            raise IngestError(f"{doc.source}: {doc.doc_id} declares more than {MAX_FIELDS} required-data fields")
         if chunk.chunk_type == "required_data":
             parsed, warn = parse_required_data(chunk.text)
             warnings.extend(f"{doc.doc_id}: {w}" for w in warn)
@@ -342,6 +582,10 @@ def document_rules(doc: Document, chunks: list[Chunk]) -> tuple[list[dict[str, A
         elif chunk.chunk_type == "guardrails":
             rules = rules.merge(parse_guardrails(chunk.text))
             rule_chunks.append(chunk.chunk_id)
+    if len(fields) > MAX_FIELDS:
+        raise IngestError(f"{doc.source}: {doc.doc_id} declares more than {MAX_FIELDS} required-data fields")
+    if max(len(rules.never_say), len(rules.never), len(rules.always)) > MAX_RULES:
+        raise IngestError(f"{doc.source}: {doc.doc_id} has more than {MAX_RULES} guardrail rules of one kind")
     return fields, {**rules.as_dict(), "chunk_ids": rule_chunks}, warnings
 
 
@@ -353,49 +597,3 @@ def _embedder_for(ctx: Context, switching: bool = False) -> Embedder:
                           "two models are never mixed: use the same embedding_model or "
                           "`citewise reindex --embedding-model`")
     return embedder
-
-
-def _progress(total: int, label: str, show: bool | str, stop: SafePoints | None = None) -> Callable[[int], None]:
-    """A tqdm bar on a terminal; with show="lines" (stderr is a log, not a terminal) a line every
-    LINE_SECONDS once a phase runs that long, so a long embedding is visible in logs too; nothing with
-    show=False (JSON output must stay clean). With `stop`, each step is also a safe point (the embedder
-    reports a batch only once its vectors are cached)."""
-    done = [0]
-    started, last = [time.monotonic()], [time.monotonic()]
-
-    def safe_point() -> None:
-        if stop is not None:
-            stop.check(f"while embedding ({done[0]} of {total} chunks done, their vectors cached): the store holds "
-                       "every file of this ingest, the index was not rebuilt")
-
-    if show == "lines" and total:
-        def line(n: int) -> None:
-            done[0] += n
-            now = time.monotonic()
-            if now - last[0] >= LINE_SECONDS:
-                last[0] = now
-                rate = done[0] / max(now - started[0], 1e-9)
-                left = (total - done[0]) / rate if rate else 0.0
-                sys.stderr.write(f"citewise: {label} {done[0]}/{total} ({100 * done[0] / total:.0f}%), "
-                                 f"about {left / 60:.1f} min left\n")
-            safe_point()
-
-        return line
-    if not show or total == 0:
-        def quiet(n: int) -> None:
-            done[0] += n
-            safe_point()
-
-        return quiet
-    from tqdm import tqdm
-
-    bar = tqdm(total=total, desc=label, unit="item", leave=False, file=sys.stderr)
-
-    def step(n: int) -> None:
-        done[0] += n
-        bar.update(n)
-        if bar.n >= total:
-            bar.close()
-        safe_point()
-
-    return step

@@ -5,17 +5,17 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import yaml
-
 from ..errors import IngestError
+from .articles import safe_yaml
 from .text import normalize
 
 
 def load_synonyms(path: Path) -> dict[str, list[str]]:
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError) as exc:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
         raise IngestError(f"{path}: cannot read synonyms: {exc}") from None
+    data = safe_yaml(text, str(path), "synonyms file", max_bytes=1024 * 1024, max_nodes=100_000) or {}
     if not isinstance(data, dict):
         raise IngestError(f"{path}: synonyms must be a mapping of term -> [synonyms]")
     out: dict[str, list[str]] = {}

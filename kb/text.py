@@ -20,7 +20,11 @@ _PAREN_SUFFIX = re.compile(r"\b(\d+)\s*\(\s*([a-z])\s*\)", re.IGNORECASE)
 _ACRONYM_PLURAL = re.compile(r"\b([A-Z]{2,})'?s\b")
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9$])")
-_MARKDOWN_NOISE = re.compile(r"(\*\*|__|`|^#+\s*|^\s*>\s?)", re.MULTILINE)
+_MARKDOWN_NOISE = re.compile(r"(\*\*|__|^#+\s*|^\s*>\s?)", re.MULTILINE)
+_FENCE = re.compile(r"^(```|~~~)[^\n]*\n(.*?)^\1\s*$", re.MULTILINE | re.DOTALL)
+_IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")  # badges and images: nothing to read
+_LINK = re.compile(r"\[([^\]]+)\]\((?:[^)(]|\([^)]*\))*\)")  # [text](url) -> text
+_HTML_TAG = re.compile(r"</?[a-zA-Z][^>]{0,200}>")
 BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")  # a list item's marker
 
 STOPWORDS: frozenset[str] = frozenset(STOPWORDS_EN) | {"s", "t", "can", "will", "would", "could", "should",
@@ -71,8 +75,12 @@ def squash(text: str) -> str:
 
 
 def clean_markdown(text: str) -> str:
-    """Strip emphasis, heading and quote markers but keep the words and line structure."""
-    return _MARKDOWN_NOISE.sub("", text)
+    """What a reader sees of Markdown: emphasis, heading and quote markers, images and badges, link
+    markup and HTML tags removed; words, inline `code` and the line structure kept."""
+    text = _IMAGE.sub("", text)
+    text = re.sub(r"\[\s*\]\([^)]*\)", "", text)  # a link left empty by a removed badge
+    text = _LINK.sub(r"\1", text)
+    return _MARKDOWN_NOISE.sub("", _HTML_TAG.sub("", text))
 
 
 def blocks(text: str) -> list[tuple[str, bool]]:
@@ -81,6 +89,13 @@ def blocks(text: str) -> list[tuple[str, bool]]:
     Returns (block, from_a_list): the chunker packs these blocks; `split_items` refines them.
     """
     out: list[tuple[str, bool]] = []
+    parts = _FENCE.split(text)
+    if len(parts) > 1:  # a fenced code block is one block, blank lines and all
+        for i in range(0, len(parts), 3):
+            out.extend(blocks(parts[i]))
+            if i + 2 < len(parts):
+                out.append((f"{parts[i + 1]}\n{parts[i + 2].rstrip()}\n{parts[i + 1]}", False))
+        return out
     for para in re.split(r"\n\s*\n", text.strip()):
         lines = [ln for ln in para.splitlines() if ln.strip()]
         if not lines:
@@ -99,15 +114,47 @@ def blocks(text: str) -> list[tuple[str, bool]]:
     return out
 
 
-def split_items(text: str) -> list[str]:
-    """Answerable units of a chunk: list items (marker removed), and the sentences of paragraphs."""
-    units: list[str] = []
+def split_items(text: str, join_lead_ins: bool = True) -> list[str]:
+    """Answerable units of a chunk: list items (marker removed), the sentences of paragraphs, and each
+    fenced code block whole (a command is quoted as written, never flattened or split). A sentence that
+    ends with a colon is incomplete without what follows: it keeps the list items or the code block
+    that complete it ("The algorithms implemented are: Okapi BM25; BM25L; BM25+")."""
+    units: list[tuple[str, str]] = []  # (text, kind: sentence | item | code)
+    parts = _FENCE.split(text)
+    # _FENCE.split yields: text, fence, code, text, fence, code, ..., text
+    for i in range(0, len(parts), 3):
+        units.extend(_prose_items(parts[i]))
+        if i + 2 < len(parts) and parts[i + 2].strip():
+            units.append(("```\n" + parts[i + 2].rstrip() + "\n```", "code"))
+    out: list[str] = []
+    i = 0
+    while i < len(units):
+        unit = units[i][0]
+        i += 1
+        if join_lead_ins and unit.endswith(":") and i < len(units) and units[i][1] in ("item", "code"):
+            if units[i][1] == "code":
+                unit, i = f"{unit}\n{units[i][0]}", i + 1
+            else:
+                items = []
+                while i < len(units) and units[i][1] == "item" and len(" ".join(items).split()) < LEAD_IN_WORDS:
+                    items.append(units[i][0].rstrip(".;"))
+                    i += 1
+                unit = f"{unit} {'; '.join(items)}."
+        out.append(unit)
+    return out
+
+
+LEAD_IN_WORDS = 60  # how much of a list a lead-in sentence takes with it
+
+
+def _prose_items(text: str) -> list[tuple[str, str]]:
+    units: list[tuple[str, str]] = []
     for block, from_list in blocks(clean_markdown(text)):
         if from_list:
-            units.append(" ".join(BULLET.sub("", ln).strip() for ln in block.splitlines()))
+            units.append((" ".join(BULLET.sub("", ln).strip() for ln in block.splitlines()), "item"))
         else:
-            units.extend(split_sentences(" ".join(ln.strip() for ln in block.splitlines())))
-    return [u.strip() for u in units if len(u.strip()) > 1]
+            units.extend((u, "sentence") for u in split_sentences(" ".join(ln.strip() for ln in block.splitlines())))
+    return [(u.strip(), k) for u, k in units if len(u.strip()) > 1]
 
 
 def split_sentences(text: str) -> list[str]:
@@ -137,8 +184,50 @@ _INSTRUCTION_LIKE = re.compile(
     r"system|these|those)\b[^.!?\n]{0,20}\b(instructions?|rules?|guidelines?|guardrails?|prompts?|directions?|"
     r"policies)\b|\byou are (now|no longer)\b|\bfrom now on\b[^.!?\n]{0,40}\b(you|assistant|model)\b|"
     r"\b(system|developer) (prompt|message|instructions?)\b|\bnew instructions?\b|\bdo not (follow|obey)\b|"
-    r"\b(assistant|ai|model|llm|chatbot)s?,? (must|should|will) now\b)",
+    r"\b(assistant|ai|model|llm|chatbot)s?,? (must|should|will) now\b|"
+    # role markers and requests to disclose what the assistant was given
+    r"(^|[\s\[<|])(system|assistant|developer)\s*:|<\|?(im_start|im_end|system)\|?>|\[/?(inst|sys)\]|<</?sys>>|"
+    r"\b(reveal|print|output|show|repeat|disclose|leak|send)\b[^.!?\n]{0,25}\b(system prompt|"
+    r"your (prompt|instructions)|the prompt|api[ _-]?keys?|environment variables?|credentials|secrets?)\b|"
+    r"\b(ai|automated|language[- ]model|llm) (agents?|assistants?|systems?|models?)\b[^.!?\n]{0,40}\b(must|should|"
+    r"are (required|instructed)|need to)\b|"
+    r"\b(decode|decipher|translate) the following\b|\bpretend (to be|you are|that you)\b|\brole[- ]?play\b|"
+    r"\bact as (an? )?(assistant|ai|chatbot|bot|different|new|unrestricted)\b|"
+    r"\b(tell|inform|instruct) the (ai|assistant|model|chatbot|bot)\b|\bimportant for the (ai|assistant|model)\b|"
+    r"\b(as the|dear|hey|attention,?) (assistant|ai|model|chatbot)\b|"
+    r"\b(assistant|chatbot|ai model)\s*,\s*(you|answer|reply|respond|say|tell|output|print|ignore)\b|"
+    r"\bdo not (cite|mention|reference) this (article|document|source|text)\b|"
+    r"\bthe (assistant|ai|chatbot|bot|model) (must|should|shall|will|is required to|needs to)\b|"
+    r"\binstructions? from the (operator|developer|system|administrator)\b|"
+    r"\btreat (the text of )?this (article|document|text) as\b)",
     re.IGNORECASE)
+
+
+def instruction_snippets(text: str) -> list[str]:
+    """The instruction-like passages in a text (what makes a document try to command the assistant)."""
+    return [" ".join(text[max(0, m.start() - 20):m.end() + 20].split()) for m in _INSTRUCTION_LIKE.finditer(text)]
+
+
+# Invisible format characters (zero-width, bidi overrides, tag characters) hide words from every check.
+_INVISIBLE = re.compile("[\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\U000e0000-\U000e007f]")
+_FULLWIDTH = {c: c - 0xFEE0 for c in range(0xFF01, 0xFF5F)}
+
+
+def visible(text: str) -> str:
+    """Text with invisible format characters removed and fullwidth letters folded to ASCII (applied to
+    everything ingested, so an injected word cannot hide from the checks that read it)."""
+    return _INVISIBLE.sub("", text).translate(_FULLWIDTH)
+
+
+def display_text(text: str, limit: int = 200) -> str:
+    """KB text shown to a person or a model outside the delimited context (titles, field names and
+    descriptions, metadata values): one line, instruction-like sentences neutralised, length-limited."""
+    one_line = " ".join(visible(str(text)).split())
+    neutral, _ = neutralize_instructions(one_line)
+    return neutral if len(neutral) <= limit else neutral[: limit - 1].rstrip() + "…"
+
+
+NEUTRALIZED = "[text resembling an instruction to the assistant was removed]"
 
 
 def neutralize_instructions(text: str) -> tuple[str, int]:
@@ -153,7 +242,7 @@ def neutralize_instructions(text: str) -> tuple[str, int]:
         for part in parts:
             if _INSTRUCTION_LIKE.search(part):
                 count += 1
-                kept.append("[text resembling an instruction to the assistant was removed]")
+                kept.append(NEUTRALIZED)
             else:
                 kept.append(part)
         out_lines.append(" ".join(kept))

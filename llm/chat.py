@@ -54,13 +54,19 @@ def chat_model(ctx: Context) -> Any:
         if model is None:
             from langchain_openai import ChatOpenAI
 
-            api_key = os.environ.get("OPENAI_API_KEY")
+            api_key = operator_key(ctx.llm_base_url)
             if not api_key and not ctx.llm_base_url:
                 raise ConfigError("llm_model is set but OPENAI_API_KEY is not (and no llm_base_url for a local server)")
             model = _MODELS[key] = ChatOpenAI(model=ctx.llm_model, base_url=ctx.llm_base_url or None,
                                               api_key=api_key or "not-needed", temperature=ctx.llm_temperature,
                                               max_retries=0, stream_usage=True)
         return model
+
+
+def operator_key(base_url: str, setting: str = "llm_base_url") -> str | None:
+    """OPENAI_API_KEY, but only for the endpoint the operator configured: a base URL a caller chose
+    (where the operator opened that field) never receives the server's credentials."""
+    return os.environ.get("OPENAI_API_KEY") if base_url == getattr(Context(), setting) else None
 
 
 _MODELS: dict[tuple, Any] = {}

@@ -9,7 +9,7 @@ from langgraph.runtime import Runtime
 from ..config import Context
 from ..engine.check import check
 from ..engine.outcomes import answered, verdict_metadata
-from ..engine.records import ContextPack, Draft, Resolution, Retrieval, dump, load
+from ..engine.records import ContextPack, Draft, Inquiry, Resolution, Retrieval, dump, load
 from .common import clock_of, model_update, node, snapshot
 
 
@@ -18,7 +18,7 @@ def check_guardrails(state: dict[str, Any], runtime: Runtime[Context]) -> dict[s
     kb, ctx = snapshot(state, runtime)
     clock = clock_of(state, ctx)
     resolution = load(Resolution, state["resolution"])
-    verdict = check(kb, ctx, resolution, load(Retrieval, state["retrieval"]).relevance,
+    verdict = check(kb, ctx, load(Inquiry, state["inquiry"]), resolution, load(Retrieval, state["retrieval"]).relevance,
                     load(ContextPack, state["context"]), load(Draft, state["draft"]), clock)
     used = model_update(clock, float(state.get("model_seconds") or 0))
     return {**used, **answered(verdict, resolution.missing), "verdict": dump(verdict),

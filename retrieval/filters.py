@@ -30,24 +30,28 @@ def _scalar(value: Any) -> bool:
     return isinstance(value, str | int | float | bool)
 
 
-MAX_NESTING = 32  # deeper logical nesting is a mistake, or a filter that contains itself
+MAX_DEPTH, MAX_CLAUSES, MAX_LIST = 8, 200, 1000
 
 
-def validate_filter(flt: Any, _path: str = "filter", _depth: int = 0) -> Filter:
-    """Check a filter's shape and types; raise InputError naming the offending part."""
+def validate_filter(flt: Any, _path: str = "filter", _depth: int = 0, _count: list[int] | None = None) -> Filter:
+    """Check a filter's shape, types and size; raise InputError naming the offending part."""
     if flt is None:
         return {}
+    count = _count if _count is not None else [0]
+    count[0] += 1
+    if _depth > MAX_DEPTH:
+        raise InputError(f"{_path}: filters nest at most {MAX_DEPTH} levels deep")
+    if count[0] > MAX_CLAUSES:
+        raise InputError(f"filter has more than {MAX_CLAUSES} clauses")
     if not isinstance(flt, dict):
         raise InputError(f"{_path} must be an object, got {type(flt).__name__}")
-    if _depth > MAX_NESTING:
-        raise InputError(f"filter is nested more than {MAX_NESTING} levels deep (or contains itself)")
     for key, value in flt.items():
         where = f"{_path}.{key}"
         if key in LOGICAL:
             if not isinstance(value, list) or not value:
                 raise InputError(f"{where} must be a non-empty list of filters")
             for i, sub in enumerate(value):
-                validate_filter(sub, f"{where}[{i}]", _depth + 1)
+                validate_filter(sub, f"{where}[{i}]", _depth + 1, count)
         elif not isinstance(key, str):
             raise InputError(f"{_path}: keys must be strings, got {type(key).__name__}")
         elif key.startswith("$"):
@@ -69,6 +73,8 @@ def _validate_op(op: str, operand: Any, where: str) -> None:
         raise InputError(f"{where} needs a string, number or boolean")
     if op in ("$gt", "$gte", "$lt", "$lte") and (isinstance(operand, bool) or not isinstance(operand, int | float)):
         raise InputError(f"{where} needs a number")
+    if op in ("$in", "$nin") and isinstance(operand, list) and len(operand) > MAX_LIST:
+        raise InputError(f"{where} lists more than {MAX_LIST} values")
     if op in ("$in", "$nin") and (not isinstance(operand, list) or not all(
             isinstance(v, str | int | float) and not isinstance(v, bool) for v in operand)):
         raise InputError(f"{where} needs a list of strings or numbers")

@@ -6,7 +6,6 @@ cached on disk like MiniLM's, keyed by model id, and queries in an LRU.
 
 from __future__ import annotations
 
-import os
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -21,7 +20,9 @@ class OpenAIEmbedder:
     def __init__(self, model: str, base_url: str = "", cache: VectorCache | None = None, batch_size: int = 256):
         from langchain_openai import OpenAIEmbeddings
 
-        api_key = os.environ.get("OPENAI_API_KEY")
+        from ..llm.chat import operator_key
+
+        api_key = operator_key(base_url, "embedding_base_url")
         if not api_key and not base_url:
             raise ConfigError(f"embedding model openai:{model} needs OPENAI_API_KEY (or an embedding_base_url)")
         self.model_id = f"openai:{model}"

@@ -25,6 +25,9 @@ class Passage:
     bm25_rank: int | None = None
     dense_rank: int | None = None
     row: int = -1  # row in the snapshot's indexes (for dense vectors, e.g. MMR)
+    # where the chunk came from (kb/chunker.position_of): position, documentId, start/end_offset, page(s),
+    # slide(s), heading_path, start/end_time, speakers, tags, indexVersion; empty for old snapshots
+    position: dict[str, Any] = field(default_factory=dict)
 
     @property
     def indexed_text(self) -> str:

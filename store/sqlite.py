@@ -1,12 +1,17 @@
-"""SQLite store of sources, documents and chunks (the source of truth).
+"""SQLite store of sources, documents and chunks (the embedded source of truth, one file per home), and
+the query log.
 
 Indexes (BM25, vectors, metadata columns) are derived from this file and can always be rebuilt
 from it. A `generation` counter changes whenever content changes, so a process that cached the
-indexes knows when to reload them.
+indexes knows when to reload them. The query log (one row per answer, engine/querylog.py) and eval
+runs live here too, so a home's questions and the knowledge they were answered from stay together.
+The schema is versioned (`PRAGMA user_version`): migrations run in order when a store is opened, so
+an older home is upgraded in place rather than rebuilt.
 
-A file that is not a database, a corrupted page, a read-only or full disk surface as `StoreError`
-naming the file and what to do (from any query, also mid-iteration), never as sqlite3 exceptions:
-the caller of `citewise reindex` on a damaged store needs to know which file and what next.
+A file that is not a database, a corrupted page, a read-only or full disk, or a lock held past the
+wait surface as `StoreError` naming the file and what to do (from any query, also mid-iteration),
+never as sqlite3 exceptions: the caller of `citewise reindex` on a damaged store needs to know which
+file and what next.
 """
 
 from __future__ import annotations
@@ -16,16 +21,56 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator
+import uuid
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from ..errors import StoreError
 from ..kb.chunker import Chunk
+from .base import Since, check_limit, log_ids, prepare_record, query_limit, query_log_row, to_epoch
 
-SCHEMA = """
-PRAGMA journal_mode=WAL;
+
+def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
+    return {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
+
+
+def _adopt_v3(conn: sqlite3.Connection) -> None:
+    """Bring any older home to one schema, whichever citewise created it:
+
+    - chunks gain `position` (JSON, '{}' for rows written before positions existed);
+    - a query log from before owners (`created_at` instead of `ts`, no `owner`) is rebuilt in the
+      current shape, every row kept in its order: `ts` from `created_at`, the owner from the record's
+      `identity`, and the record's `time` set as the log now writes it.
+    """
+    if "position" not in _columns(conn, "chunks"):
+        conn.execute("ALTER TABLE chunks ADD COLUMN position TEXT NOT NULL DEFAULT '{}'")
+    columns = _columns(conn, "query_log")
+    if "ts" not in columns:
+        conn.execute("CREATE TABLE query_log_v3 (id TEXT PRIMARY KEY, ts REAL NOT NULL, owner TEXT NOT NULL "
+                     "DEFAULT '', decision TEXT, record TEXT NOT NULL)")
+        for rid, created, decision, text in conn.execute(
+                "SELECT id, created_at, decision, record FROM query_log ORDER BY created_at, rowid").fetchall():
+            record = json.loads(text)
+            _, owner, _, row = query_log_row({**record, "time": created})
+            conn.execute("INSERT INTO query_log_v3(id, ts, owner, decision, record) VALUES(?,?,?,?,?)",
+                         (rid, float(created), owner, decision, json.dumps(row, default=str, ensure_ascii=False)))
+        conn.execute("DROP TABLE query_log")
+        conn.execute("ALTER TABLE query_log_v3 RENAME TO query_log")
+    elif "owner" not in columns:
+        conn.execute("ALTER TABLE query_log ADD COLUMN owner TEXT NOT NULL DEFAULT ''")
+        conn.execute("UPDATE query_log SET owner = coalesce(json_extract(record, '$.identity'), '')")
+    conn.execute("CREATE INDEX IF NOT EXISTS query_log_ts ON query_log(ts)")
+    conn.execute("CREATE INDEX IF NOT EXISTS query_log_owner_ts ON query_log(owner, ts)")
+
+
+# Each migration runs once, in order, in one transaction with the version bump: SQL text, or a function
+# of the transaction's connection when what it does depends on what an older home holds. Version 1 is
+# the schema homes had before versioning (IF NOT EXISTS: such a home is adopted as it is).
+Migration = tuple[int, str, "str | Callable[[sqlite3.Connection], None]"]
+MIGRATIONS: list[Migration] = [(1, "documents, chunks, synonyms, sources, meta", """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS sources (
     path TEXT PRIMARY KEY, hash TEXT NOT NULL, size INTEGER, mtime REAL, ingested_at REAL);
@@ -40,7 +85,16 @@ CREATE TABLE IF NOT EXISTS chunks (
     text TEXT NOT NULL, tokens INTEGER NOT NULL, metadata TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS chunks_doc ON chunks(doc_id);
 CREATE TABLE IF NOT EXISTS synonyms (source TEXT PRIMARY KEY, data TEXT NOT NULL);
-"""
+"""), (2, "query log and eval runs", """
+CREATE TABLE IF NOT EXISTS query_log (
+    id TEXT PRIMARY KEY, ts REAL NOT NULL, owner TEXT NOT NULL DEFAULT '', decision TEXT, record TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS query_log_ts ON query_log(ts);
+CREATE INDEX IF NOT EXISTS query_log_owner_ts ON query_log(owner, ts);
+CREATE TABLE IF NOT EXISTS eval_runs (id TEXT PRIMARY KEY, created_at REAL NOT NULL, record TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS eval_runs_created ON eval_runs(created_at);
+"""), (3, "chunk positions; the query log's owner and epoch time in every home", _adopt_v3)]
+CHUNK_COLUMNS = ("c.chunk_id, c.doc_id, c.ordinal, c.section, c.chunk_type, c.tier, c.text, c.tokens, c.metadata, "
+                 "c.position, d.title")
 DB_NAME = "citewise.db"
 
 
@@ -119,7 +173,8 @@ class _GuardedConnection(sqlite3.Connection):
 
 
 def check_home(home: Path, *, write: bool) -> None:
-    """A home must be a directory (created when missing, for writers) this process can use."""
+    """A home must be a directory (created when missing, for writers) this process can use: the SQLite
+    store's file lives there, and with either store the index snapshots do."""
     if home.exists() and not home.is_dir():
         raise StoreError(f"the knowledge-base home {home} is a file, not a directory: pass a directory to --home")
     if not home.exists():
@@ -137,16 +192,66 @@ def check_home(home: Path, *, write: bool) -> None:
 class Store:
     """Thread-safe access (one connection per thread) to `<home>/citewise.db`."""
 
+    kind = "sqlite"
+
     def __init__(self, home: Path):
         self.home = Path(home)
         self.path = self.home / DB_NAME
         self._local = threading.local()
         check_home(self.home, write=not self.path.is_file())
-        self.conn().executescript(SCHEMA)  # executescript manages its own transaction
+        self._migrate()
 
     @classmethod
     def exists(cls, home: Path) -> bool:
         return (Path(home) / DB_NAME).is_file()
+
+    def _migrate(self) -> None:
+        """Apply the migrations this file lacks; BEGIN IMMEDIATE makes two processes apply each once."""
+        conn = self.conn()
+        if conn.execute("PRAGMA user_version").fetchone()[0] >= MIGRATIONS[-1][0]:
+            return
+        conn.execute("PRAGMA journal_mode=WAL")  # persistent, and not allowed inside a transaction
+        with self.transaction() as tx:
+            version = tx.execute("PRAGMA user_version").fetchone()[0]
+            for number, _name, step in MIGRATIONS:
+                if number > version:
+                    if callable(step):
+                        step(tx)
+                    else:
+                        for statement in filter(str.strip, step.split(";")):
+                            tx.execute(statement)
+                    tx.execute(f"PRAGMA user_version={number}")
+            if tx.execute("SELECT 1 FROM meta WHERE key='store_id'").fetchone() is None:
+                self.set_meta(tx, "store_id", uuid.uuid4().hex)
+
+    def schema_version(self) -> int:
+        return int(self.conn().execute("PRAGMA user_version").fetchone()[0])
+
+    def store_id(self) -> str:
+        """Names this knowledge base, so a snapshot built from another store is never taken for its own."""
+        return self.get_meta("store_id") or ""
+
+    def watch(self, callback: Callable[[int], None]) -> bool:
+        """No push notifications: one home's processes share its index directory and check per question."""
+        return False
+
+    def checkpoint(self) -> None:
+        """Fold the write-ahead log into citewise.db (an ingest does when it ends): the file alone then
+        holds the whole store, so a copy or backup of it loses nothing, and damage to it is seen at once
+        instead of hidden behind newer copies of its pages in the log. Waits at most 2 s for readers
+        (under load the log is folded in by a later ingest, or by SQLite's own checkpoints)."""
+        conn = self.conn()
+        conn.execute("PRAGMA busy_timeout=2000")
+        try:
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        finally:
+            conn.execute("PRAGMA busy_timeout=30000")
+
+    def close(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
 
     def conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
@@ -198,11 +303,13 @@ class Store:
     def generation(self) -> int:
         return int(self.get_meta("generation", "0") or 0)
 
-    def bump_generation(self, conn: sqlite3.Connection) -> None:
-        """The next generation. A new store starts at the current time in microseconds, not at 1: an index
-        left beside a store that was deleted and re-created must never match the new store's generation."""
+    def bump_generation(self, conn: sqlite3.Connection) -> int:
+        """The next generation, returned. A new store starts at the current time in microseconds, not at 1: an
+        index left beside a store that was deleted and re-created must never match the new store's generation."""
         current = conn.execute("SELECT value FROM meta WHERE key='generation'").fetchone()
-        self.set_meta(conn, "generation", str(int(current[0]) + 1 if current else time.time_ns() // 1000))
+        generation = int(current[0]) + 1 if current else time.time_ns() // 1000
+        self.set_meta(conn, "generation", str(generation))
+        return generation
 
     # --- sources ------------------------------------------------------------------------------
     def source_hash(self, path: str) -> str | None:
@@ -243,10 +350,11 @@ class Store:
             (doc_id, source, title, json.dumps(metadata, sort_keys=True), content_hash, int(structured),
              json.dumps(fields), json.dumps(guardrails), time.time()))
         conn.executemany(
-            "INSERT INTO chunks(chunk_id, doc_id, ordinal, section, chunk_type, tier, text, tokens, metadata) "
-            "VALUES(?,?,?,?,?,?,?,?,?)",
+            "INSERT INTO chunks(chunk_id, doc_id, ordinal, section, chunk_type, tier, text, tokens, metadata, "
+            "position) VALUES(?,?,?,?,?,?,?,?,?,?)",
             [(c.chunk_id, c.doc_id, c.ordinal, c.section, c.chunk_type, c.tier, c.text, c.tokens,
-              json.dumps(c.metadata, sort_keys=True)) for c in chunks])
+              json.dumps(c.metadata, sort_keys=True), json.dumps(getattr(c, "position", None) or {}, sort_keys=True))
+             for c in chunks])
 
     def delete_documents(self, conn: sqlite3.Connection, doc_ids: Iterable[str]) -> int:
         ids = list(doc_ids)
@@ -261,8 +369,7 @@ class Store:
     def iter_chunks(self) -> Iterator[sqlite3.Row]:
         """All chunks in a stable order (the row order of the derived indexes)."""
         yield from self.conn().execute(
-            "SELECT c.chunk_id, c.doc_id, c.ordinal, c.section, c.chunk_type, c.tier, c.text, c.tokens, "
-            "c.metadata, d.title FROM chunks c JOIN documents d USING(doc_id) ORDER BY c.doc_id, c.ordinal")
+            f"SELECT {CHUNK_COLUMNS} FROM chunks c JOIN documents d USING(doc_id) ORDER BY c.doc_id, c.ordinal")
 
     def chunks_by_id(self, chunk_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
         ids = list(dict.fromkeys(chunk_ids))
@@ -271,16 +378,15 @@ class Store:
             part = ids[start:start + 500]
             marks = ",".join("?" * len(part))
             for r in self.conn().execute(
-                    f"SELECT c.chunk_id, c.doc_id, c.ordinal, c.section, c.chunk_type, c.tier, c.text, c.tokens, "
-                    f"c.metadata, d.title FROM chunks c JOIN documents d USING(doc_id) WHERE c.chunk_id IN ({marks})",
-                    part):
+                    f"SELECT {CHUNK_COLUMNS} FROM chunks c JOIN documents d USING(doc_id) "
+                    f"WHERE c.chunk_id IN ({marks})", part):
                 out[r["chunk_id"]] = _chunk_row(r)
         return out
 
     def chunks_of(self, doc_id: str) -> list[dict[str, Any]]:
         rows = self.conn().execute(
-            "SELECT c.chunk_id, c.doc_id, c.ordinal, c.section, c.chunk_type, c.tier, c.text, c.tokens, c.metadata, "
-            "d.title FROM chunks c JOIN documents d USING(doc_id) WHERE c.doc_id=? ORDER BY c.ordinal", (doc_id,))
+            f"SELECT {CHUNK_COLUMNS} FROM chunks c JOIN documents d USING(doc_id) WHERE c.doc_id=? ORDER BY c.ordinal",
+            (doc_id,))
         return [_chunk_row(r) for r in rows]
 
     def document(self, doc_id: str) -> dict[str, Any] | None:
@@ -338,8 +444,69 @@ class Store:
     def delete_synonyms(self, conn: sqlite3.Connection, source: str) -> None:
         conn.execute("DELETE FROM synonyms WHERE source=?", (source,))
 
+    # --- query log ----------------------------------------------------------------------------
+    def log_query(self, record: dict[str, Any]) -> str:
+        """Store one answer's record; returns its id (the record's own, or a new one if absent or taken).
+
+        `time` may be epoch seconds or ISO-8601; it is stored as both (epoch for ordering, ISO in the
+        record). Rows belong to `record["identity"]` (the owner that GET /v1/queries filters on).
+        """
+        ts, owner, decision, row = query_log_row(record)
+        for candidate in log_ids(row):
+            row["id"] = candidate
+            text = json.dumps(row, default=str, ensure_ascii=False)
+            cur = self.conn().execute(
+                "INSERT OR IGNORE INTO query_log(id, ts, owner, decision, record) VALUES(?,?,?,?,?)",
+                (candidate, ts, owner, decision, text))
+            if cur.rowcount:
+                return candidate
+        raise RuntimeError("could not store a query-log row")  # two uuid4 collisions: not reachable
+
+    def queries(self, since: Since = None, decision: str | None = None, limit: int = 100, *,
+                owner: str | None = None) -> list[dict[str, Any]]:
+        """Query-log records, newest first: from `since` on, of one `decision`, of one `owner` (None: all)."""
+        sql, args = "SELECT record FROM query_log WHERE 1=1", []
+        if since is not None:
+            sql += " AND ts >= ?"
+            args.append(to_epoch(since))
+        if decision is not None:
+            sql += " AND decision = ?"
+            args.append(decision)
+        if owner is not None:
+            sql += " AND owner = ?"
+            args.append(owner)
+        sql += " ORDER BY ts DESC, rowid DESC LIMIT ?"
+        args.append(query_limit(limit))
+        return [json.loads(r[0]) for r in self.conn().execute(sql, args)]
+
+    def query(self, id: str) -> dict[str, Any] | None:
+        row = self.conn().execute("SELECT record FROM query_log WHERE id=?", (id,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def prune_queries(self, before: float | str | datetime) -> int:
+        """Delete query-log rows older than `before` (the retention setting); returns how many."""
+        return self.conn().execute("DELETE FROM query_log WHERE ts < ?", (to_epoch(before),)).rowcount
+
+    # --- eval runs ----------------------------------------------------------------------------
+    def put_eval_run(self, run: dict[str, Any]) -> str:
+        rid, created, stored = prepare_record(run, "eval run")
+        with self.transaction() as conn:
+            conn.execute("INSERT INTO eval_runs(id, created_at, record) VALUES(?,?,?) ON CONFLICT(id) DO UPDATE SET "
+                         "created_at=excluded.created_at, record=excluded.record", (rid, created, json.dumps(stored)))
+        return rid
+
+    def eval_runs(self, limit: int = 20) -> list[dict[str, Any]]:
+        """Stored eval runs, newest first."""
+        rows = self.conn().execute("SELECT record FROM eval_runs ORDER BY created_at DESC, id LIMIT ?",
+                                   (check_limit(limit),))
+        return [json.loads(r[0]) for r in rows]
+
+    def eval_run(self, id: str) -> dict[str, Any] | None:
+        row = self.conn().execute("SELECT record FROM eval_runs WHERE id=?", (id,)).fetchone()
+        return json.loads(row[0]) if row else None
+
 
 def _chunk_row(r: sqlite3.Row) -> dict[str, Any]:
     return {"chunk_id": r["chunk_id"], "doc_id": r["doc_id"], "ordinal": r["ordinal"], "section": r["section"],
             "chunk_type": r["chunk_type"], "tier": r["tier"], "text": r["text"], "tokens": r["tokens"],
-            "metadata": json.loads(r["metadata"]), "title": r["title"]}
+            "metadata": json.loads(r["metadata"]), "title": r["title"], "position": json.loads(r["position"] or "{}")}

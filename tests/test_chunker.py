@@ -44,3 +44,33 @@ def test_chunks_never_exceed_size(paragraphs: list[str], size: int) -> None:
         return
     for piece in split_section(text, size=size, overlap=size // 5):
         assert count_tokens(piece) <= size
+
+
+def test_markdown_chunks_carry_exact_character_offsets_into_the_file() -> None:
+    from citewise.kb.articles import parse_markdown
+
+    paragraphs = [f"Paragraph {i} explains rule {i} of the plan and how it applies to loans." for i in range(60)]
+    text = ("---\nid: doc\ntitle: Doc\n---\n# Doc\n\n## Steps\n1. Open the form.\n2. Sign it.\n\n"
+            "## Background\n\n" + "\n\n".join(paragraphs) + "\n")
+    doc = parse_markdown(text, source="doc.md", default_id="doc", default_title="doc")
+    chunks = chunk_document(doc, size=120, overlap=20)
+    assert chunks[0].position["heading_path"] == ["Steps"] and chunks[0].position["position"] == 0
+    assert text[chunks[0].position["start_offset"]:chunks[0].position["end_offset"]] == chunks[0].text
+    for chunk in chunks[1:]:
+        start, end = chunk.position["start_offset"], chunk.position["end_offset"]
+        first, last = chunk.text.split("\n\n")[0], chunk.text.split("\n\n")[-1]
+        assert text[start:].startswith(first) and text[:end].endswith(last)
+        assert chunk.position["documentId"] == "doc" and chunk.position["heading_path"] == ["Background"]
+    assert [c.position["position"] for c in chunks] == list(range(len(chunks)))
+
+
+def test_an_oversized_table_splits_between_rows_and_repeats_its_header() -> None:
+    rows = "\n".join(f"| item {i} | {i * 7} dollars | note about item {i} |" for i in range(200))
+    table = "| Item | Fee | Notes |\n| --- | --- | --- |\n" + rows
+    pieces = split_section(table, size=150, overlap=0)
+    assert len(pieces) > 3
+    for piece in pieces:
+        lines = piece.split("\n")
+        assert lines[:2] == ["| Item | Fee | Notes |", "| --- | --- | --- |"] and count_tokens(piece) <= 150
+        assert all(line.startswith("| item ") and line.endswith(" |") for line in lines[2:])
+    assert sum(len(p.split("\n")) - 2 for p in pieces) == 200  # every row once

@@ -41,7 +41,27 @@ def test_judge_checks_the_answer_not_just_the_decision() -> None:
     assert judge(unstated, good)["false_answer"] and not judge(unstated, {"decision": "uncertain"})["false_answer"]
 
 
-@pytest.mark.parametrize("name,floor", [("sample", 0.6), ("telecom", 0.5), ("docs", 0.3)])
+def test_judge_checks_an_artifact_by_its_markdown_and_headings() -> None:
+    entry = {"id": "a", "question": "q", "decision": "needs_data", "artifact_type": "call_script",
+             "headings": ["Opening", "Never say"], "facts": ["$50"], "must_not": ["free money"]}
+    markdown = ('# Call script: Loans\n\n## Opening\n\n- State the $50 fee. [C1]\n\n## Never say\n\n'
+                '- Never say: "free money". [C2]\n\n## Sources\n\n- [C1] Fees of $99, fees (x#01-fees)\n')
+    result = {"decision": "needs_data", "response": {"text": "unrelated"},
+              "artifact": {"title": "Call script: Loans", "markdown": markdown, "headings": [
+                  {"heading": "Opening", "items": ["State the $50 fee. [C1]"], "quotes_guardrails": False},
+                  {"heading": "Never say", "items": ['Never say: "free money". [C2]'], "quotes_guardrails": True}]}}
+    row = judge(entry, result)
+    assert row["pass"] and row["expected"]["artifact_type"] == "call_script"  # a quoted rule is not a statement
+    assert judge({**entry, "headings": ["Opening", "Risks"]}, result)["details"]["headings_missing"] == ["Risks"]
+    assert not judge({**entry, "facts": ["$99"]}, result)["checks"]["facts"]  # a source's title is not the artifact
+    said = {**result, "artifact": {**result["artifact"], "headings": [
+        {"heading": "Opening", "items": ["It is free money. [C1]"], "quotes_guardrails": False}]}}
+    assert judge(entry, said)["checks"]["must_not"] is False
+
+
+# Regression floors a few points under the measured test-split pass rates (79.3% / 76.1% / 63.9% at
+# commit 821b12e); the targets (95%) are not met yet, see BENCHMARKS.md.
+@pytest.mark.parametrize("name,floor", [("sample", 0.75), ("telecom", 0.70), ("docs", 0.58)])
 def test_eval_set_test_split(name: str, floor: float, tmp_path: Path, record_property) -> None:
     eval_set = SETS[name]
     home = prepared_home(eval_set, tmp_path)
@@ -52,3 +72,4 @@ def test_eval_set_test_split(name: str, floor: float, tmp_path: Path, record_pro
                     f"never-say {report['never_say_violations']}, false-abstain {report['false_abstain_rate']}, "
                     f"false-answer {report['false_answer_rate']}, p50 {report['latency_ms_p50']} ms")
     assert report["pass_rate"] >= floor
+    assert report["never_say_violations"] == 0 and report["citation_precision"] >= 0.85

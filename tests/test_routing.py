@@ -3,8 +3,10 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from citewise.config import Context
-from citewise.engine.records import Draft, Relevance, Retrieval, dump
+from citewise.engine.records import Artifact, ArtifactHeading, Draft, Relevance, Retrieval, Verdict, dump
 from citewise.graphs.kb_agent import (
+    route_after_artifact,
+    route_after_context,
     route_after_generate,
     route_after_guardrails,
     route_after_required_data,
@@ -18,7 +20,7 @@ def rt(**ctx: object) -> SimpleNamespace:
 
 
 def test_required_data_mode_ends_after_extraction() -> None:
-    assert route_after_required_data({"mode": "required_data"}) == "__end__"
+    assert route_after_required_data({"mode": "required_data"}) == "record"
     assert route_after_required_data({"mode": "answer"}) == "retrieve"
 
 
@@ -38,14 +40,44 @@ def test_a_model_that_cannot_answer_abstains() -> None:
     assert route_after_generate({"draft": dump(Draft())}) == "check_guardrails"
 
 
+def _checked(passed: bool, confidence: float, attempts: int, unanswered: list[str] | None = None) -> dict:
+    verdict = Verdict(sections=[], citations=[], violations=[], passed=passed, confidence=confidence, parts={},
+                      unanswered=unanswered or [])
+    return {"verdict": dump(verdict), "attempts": attempts}
+
+
 def test_failed_check_regenerates_once_then_goes_uncertain() -> None:
-    failed = {"guardrails": {"passed": False}, "confidence": 0.9}
-    assert route_after_guardrails({**failed, "attempts": 1}, rt(max_regenerations=1)) == "generate"
-    assert route_after_guardrails({**failed, "attempts": 2}, rt(max_regenerations=1)) == "uncertain"
-    assert route_after_guardrails({**failed, "attempts": 1}, rt(max_regenerations=0)) == "uncertain"
+    assert route_after_guardrails(_checked(False, 0.9, 1), rt(max_regenerations=1)) == "generate"
+    assert route_after_guardrails(_checked(False, 0.9, 2), rt(max_regenerations=1)) == "uncertain"
+    assert route_after_guardrails(_checked(False, 0.9, 1), rt(max_regenerations=0)) == "uncertain"
 
 
-def test_low_confidence_is_uncertain_else_end() -> None:
-    passed = {"guardrails": {"passed": True}, "attempts": 1}
-    assert route_after_guardrails({**passed, "confidence": 0.69}, rt(confidence_threshold=0.7)) == "uncertain"
-    assert route_after_guardrails({**passed, "confidence": 0.7}, rt(confidence_threshold=0.7)) == "__end__"
+def test_low_confidence_or_an_unanswered_question_is_uncertain_else_end() -> None:
+    assert route_after_guardrails(_checked(True, 0.69, 1), rt(confidence_threshold=0.7)) == "uncertain"
+    assert route_after_guardrails(_checked(True, 0.7, 1), rt(confidence_threshold=0.7)) == "record"
+    assert route_after_guardrails(_checked(True, 0.95, 1, ["the amount"]), rt()) == "uncertain"
+
+
+def test_artifact_mode_builds_an_artifact_instead_of_an_answer() -> None:
+    assert route_after_context({"mode": "artifact"}) == "build_artifact"
+    assert route_after_context({"mode": "answer"}) == "generate"
+    assert route_after_required_data({"mode": "artifact"}) == "retrieve"
+
+
+def _built(*, cannot: bool = False, steps: bool = True, passed: bool = True, confidence: float = 0.9,
+           attempts: int = 1) -> dict:
+    headings = [ArtifactHeading("Before you start", ["x [C1]"], False),
+                ArtifactHeading("Steps", ["y [C2]"] if steps else [], not steps)]
+    return {"draft": dump(Draft(cannot_answer=cannot)), "artifact": dump(Artifact("workflow", "t", headings)),
+            "guardrails": {"passed": passed}, "confidence": confidence, "attempts": attempts}
+
+
+def test_an_artifact_routes_like_an_answer_and_abstains_without_core_content() -> None:
+    assert route_after_artifact(_built(), rt()) == "record"
+    assert route_after_artifact(_built(cannot=True), rt()) == "abstain"
+    assert route_after_artifact(_built(passed=False), rt(max_regenerations=1)) == "build_artifact"
+    assert route_after_artifact(_built(passed=False, attempts=2), rt(max_regenerations=1)) == "uncertain"
+    assert route_after_artifact(_built(confidence=0.5), rt(confidence_threshold=0.7)) == "uncertain"
+    # "Before you start" is not core to a workflow: with no steps left after verification it abstains.
+    assert route_after_artifact(_built(steps=False, passed=False, attempts=2), rt()) == "abstain"
+    assert route_after_artifact(_built(steps=False, passed=False), rt()) == "build_artifact"

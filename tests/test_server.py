@@ -9,15 +9,25 @@ from pathlib import Path
 import pytest
 from langgraph_sdk import get_sync_client
 
+from tests.openai_standin import OpenAIStandIn
 from tests.server import langgraph_dev
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def served(kb_home: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+def llm() -> Iterator[OpenAIStandIn]:
+    with OpenAIStandIn() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def served(kb_home: Path, llm: OpenAIStandIn,
+           tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    """The operator's server and its log: extractive by default; a caller may pick the one model it offers."""
     log = tmp_path_factory.mktemp("server") / "langgraph-dev.log"
-    with langgraph_dev(kb_home, log) as url:
+    env = {"CITEWISE_LLM_BASE_URL": llm.base_url, "CITEWISE_LLM_MODELS": "standin-model"}
+    with langgraph_dev(kb_home, log, extra_env=env) as url:
         yield url, log
 
 
@@ -63,16 +73,14 @@ def test_bad_input_fails_the_run_with_the_message(server: str) -> None:
     assert final["status"] == "error"
 
 
-def test_tokens_and_node_updates_stream_through_the_server(server: str) -> None:
-    from tests.openai_standin import OpenAIStandIn
-
+def test_tokens_and_node_updates_stream_through_the_server(server: str, llm: OpenAIStandIn) -> None:
     client = get_sync_client(url=server)
-    with OpenAIStandIn() as llm:
-        events = list(client.runs.stream(
-            None, "kb_agent", input={"question": "How do I roll over my 401(k)?"},
-            context={"llm_model": "standin-model", "llm_base_url": llm.base_url},
-            stream_mode=["messages-tuple", "updates"]))
-        assert llm.chat_requests() and llm.chat_requests()[0]["body"]["stream"] is True
+    llm.requests.clear()
+    events = list(client.runs.stream(
+        None, "kb_agent", input={"question": "How do I roll over my 401(k)?"},
+        context={"llm_model": "standin-model", "llm_required_fields": False},
+        stream_mode=["messages-tuple", "updates"]))
+    assert llm.chat_requests() and llm.chat_requests()[0]["body"]["stream"] is True
     tokens = [e.data[0]["content"] for e in events if e.event == "messages" and e.data[1].get("langgraph_node") ==
               "generate" and e.data[0].get("content")]
     updates = [node for e in events if e.event == "updates" for node in e.data]
@@ -120,7 +128,8 @@ def test_user_errors_return_the_message_and_log_one_line_without_traceback(serve
            ({"question": 42}, None, "question must be a string"),
            ({"question": "How do I roll over my 401(k)?", "filters": {"$near": 1}}, None, "unknown operator"),
            ({"question": "How do I roll over my 401(k)?"}, {"top_k": "many"}, "invalid configuration top_k"),
-           ({"question": "How do I roll over my 401(k)?"}, {"home": str(log.parent / "no-kb")}, "citewise ingest")]
+           # the home is the operator's: a caller that names another one is refused with the reason
+           ({"question": "How do I roll over my 401(k)?"}, {"home": str(log.parent / "no-kb")}, "set by the operator")]
     for payload, context, message in bad:
         thread = client.threads.create()
         with pytest.raises(Exception, match=message):  # the SDK raises the run's error: the citewise message

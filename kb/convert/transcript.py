@@ -31,6 +31,8 @@ _TAG = re.compile(r"<[^>]*>")
 _NAME = r"[A-Z][\w'’.\-]*(?: (?:[A-Z0-9][\w'’.\-]*|de|van|von|da|di|le)){0,3}"
 _NAME_PREFIX = re.compile(rf"^(?:>>\s*|-\s*)?({_NAME}):\s+(.*)$")
 _SIMPLE = re.compile(rf"^\s*\[?({_TS})\]?\s*(?:[-–—|]\s*)?(?:([^:\[\]]{{1,60}}?):\s+)?(.*?)\s*$")
+# WebVTT/SRT cues are separated by blank lines: a file-format rule, not kb.text's paragraph splitting
+_CUE_GAP = re.compile(r"\n[ \t]*\n")
 _NAME_THEN_TIME = re.compile(rf"^\s*([^\d\s\[\]:][^\[\]:]{{0,60}}?)\s+\[?({_TS})\]?\s*$")
 
 
@@ -73,7 +75,7 @@ def parse_cues(text: str) -> tuple[list[Segment], str]:
     title given on the WEBVTT line, if any."""
     title = ""
     cues: list[tuple[float, float, list[tuple[str | None, str]]]] = []
-    for chunk in re.split(r"\n\s*\n", text.replace("\r\n", "\n").replace("\r", "\n").lstrip("\ufeff")):
+    for chunk in _CUE_GAP.split(text.replace("\r\n", "\n").replace("\r", "\n").lstrip("\ufeff")):
         lines = chunk.strip("\n").split("\n")
         if not lines or not lines[0].strip():
             continue

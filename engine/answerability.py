@@ -1,0 +1,116 @@
+"""Can the retrieved context answer *this* question, not just its topic?
+
+A question has a type — an amount, a percentage, a date or age, a duration, a count, a procedure, a
+party, a yes/no rule — and a focus (its telling terms, minus the facets that only select the article).
+It is answered when the answer cites a sentence of its type about its focus (and, for the named
+facets, when the answer's article carries what the question names).
+Otherwise the answer goes to `uncertain`, saying in plain words what the knowledge base does not state.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ..kb.text import STOPWORDS, stem, term_set, terms, words
+
+# Question types by wording; the first match wins (most specific first).
+QUESTION_TYPES: list[tuple[str, re.Pattern[str]]] = [(t, re.compile(p, re.IGNORECASE)) for t, p in (
+    ("duration", r"\bhow (long|soon|quickly|fast)\b|\bhow many (hours|days|weeks|months|years|business days|"
+                 r"pay periods)\b|\bwithin how\b"),
+    ("date", r"\bwhen (is|are|do|does|must|should|will|can|am|did)\b|\bby when\b|\bwhat (date|day|deadline|month|"
+             r"year)\b|\b(what|which) age\b|\bhow old\b|\bat what age\b|\bdeadline\b"),
+    ("percent", r"\bwhat (percent|percentage)\b|\bhow much (of|is withheld|tax|penalt)|\bwhat (interest )?rate\b"),
+    ("amount", r"\bhow much\b|\bwhat (is|are|'s) the (fee|fees|cost|costs|charge|charges|price|amount|minimum|"
+               r"maximum|limit|cap)\b|\b(minimum|maximum|max|min)\b|\bwhat (fee|fees|does it cost)\b"),
+    ("count", r"\bhow many\b"),
+    ("procedure", r"\bhow (do|can|should|would) (i|we|you|they|the \w+)\b|\bhow to\b|\bwhat (are the )?steps\b|"
+                  r"\bwhat do (i|we) (need to )?do\b|\bprocess for\b"),
+    ("party", r"^\s*who\b|\bwho (is|are|must|should|can|pays|approves|signs|decides)\b|\bto whom\b"),
+)]
+# Sentence types a question type accepts.
+ACCEPTS = {"duration": {"duration", "date"}, "date": {"date", "duration"}, "percent": {"percent"},
+           "amount": {"amount", "percent", "count"}, "count": {"count", "amount", "duration"}}
+_MONTH = r"(january|february|march|april|may|june|july|august|september|october|november|december)"
+SENTENCE_TYPES: dict[str, re.Pattern[str]] = {t: re.compile(p, re.IGNORECASE) for t, p in {
+    "amount": r"\$\s?\d|\b\d[\d,]*(\.\d+)?\s*(dollars|usd|€|eur)\b|\b(no|free of|without) (fee|charge|cost)s?\b|"
+              r"\bfree\b|\bat no (cost|charge)\b",
+    "percent": r"\d\s*%|\bpercent\b",
+    "date": _MONTH + r"\b|\bage\s+\d|\b\d+(½)?\s*(or older|and older)\b|\b(19|20)\d\d\b|\bby the (end|date)\b|"
+            r"\b(end|start|beginning) of the (year|month|quarter)\b|\bdeadline\b",
+    "duration": r"\b\d+(\.\d+)?\s*(to \d+\s*)?(business |calendar )?(hours?|days?|weeks?|months?|years?|pay periods?|"
+                r"minutes?)\b|\b(one|two|three|four|five|six|seven|ten|twelve) (business )?(days?|weeks?|months?|"
+                r"years?)\b|\bimmediately\b|\bsame day\b",
+    "count": r"\b\d+\b|\b(one|two|three|four|five|six|seven|eight|nine|ten)\b",
+}.items()}
+# Words that ask rather than tell: they are never what a question is about.
+QUESTION_WORDS = frozenset(terms(
+    "how much many long soon what which when where who whom why whether need needs know tell explain "
+    "please help want wants get getting can could would will shall should do does did happen happens "
+    "thing things way ways something anything option options work works mean means"))
+
+
+
+@dataclass
+class Answerability:
+    question_type: str
+    focus: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)  # what the KB does not state, in words for a person
+
+    @property
+    def ok(self) -> bool:
+        return not self.missing
+
+
+def question_type(question: str) -> str:
+    for name, pattern in QUESTION_TYPES:
+        if pattern.search(question):
+            return name
+    first = words(question)[:1]
+    if first and first[0] in {"can", "could", "do", "does", "did", "is", "are", "was", "were", "will", "would",
+                              "should", "must", "may", "has", "have", "am"}:
+        return "yesno"
+    return "other"
+
+
+def sentence_types(text: str) -> set[str]:
+    return {t for t, p in SENTENCE_TYPES.items() if p.search(text)}
+
+
+def focus_terms(question: str, facet_terms: set[str]) -> list[str]:
+    """The question's telling terms: not question words, stopwords, or the facets that select the article."""
+    return list(dict.fromkeys(t for t in terms(question) if t not in QUESTION_WORDS and t not in facet_terms
+                              and t not in STOPWORDS and len(t) > 1))
+
+
+WHAT = {"amount": "the amount", "percent": "the percentage", "date": "when", "duration": "how long",
+        "count": "how many"}
+
+
+def assess(question: str, claims: list[str], context_text: str, facet_terms: set[str]) -> Answerability:
+    """Whether the answer's claims answer the question's type and focus, and what is missing if not."""
+    qtype = question_type(question)
+    focus = focus_terms(question, facet_terms)
+    out = Answerability(qtype, focus)
+    if qtype in ACCEPTS:
+        typed = [c for c in claims if sentence_types(c) & ACCEPTS[qtype]]
+        on_focus = [c for c in typed if not focus or term_set(c) & set(focus)]
+        if not on_focus:
+            subject = " ".join(dict.fromkeys(w for w in words(question) if stem(w) in set(focus)))
+            out.missing.append(f"{WHAT[qtype]}{' for ' + subject if subject else ''}")
+    return out
+
+
+def unnamed_facets(detected: dict[str, list[str]], article_metadata: dict[str, object]) -> list[str]:
+    """Facet values the question names that the answer's article does not carry (the search had to drop
+    them to find anything): the KB has nothing for them. Topics are matched loosely, so only the other
+    facets (record keeper, plan type) count."""
+    missing = []
+    for facet, values in detected.items():
+        if facet == "topic" or not values:
+            continue
+        have = article_metadata.get(facet)
+        have_values = have if isinstance(have, list) else [have]
+        if not set(values) & {str(v) for v in have_values if v is not None}:
+            missing.append(f"anything for {' or '.join(values)}")
+    return missing
