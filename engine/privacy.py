@@ -37,6 +37,18 @@ def masked(text: str) -> str:
 SENSITIVE_PLACEHOLDER = "[provided]"  # a sensitive field's value after validation: given, never echoed
 
 
+def mask_scalar(value: object) -> object:
+    """A text or a whole number with personal data masked. A number is data too: 4111111111111111 given as
+    JSON is still a card number, so a number the patterns mask becomes its masked text."""
+    if isinstance(value, str):
+        return masked(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        text = str(value)
+        out = masked(text)
+        return value if out == text else out
+    return value
+
+
 def mask_values(values: dict[str, object]) -> dict[str, object]:
-    """Collected data with personal data masked in its text values (numbers and booleans pass)."""
-    return {k: masked(v) if isinstance(v, str) else v for k, v in values.items()}
+    """Collected data with personal data masked in its values (text and whole numbers; booleans pass)."""
+    return {k: mask_scalar(v) for k, v in values.items()}

@@ -61,10 +61,20 @@ def revision() -> str:
 
 
 def without_credentials(url: str) -> str:
-    parts = urlsplit(url)
-    if not parts.password and not parts.username:
-        return url
-    return urlunsplit(parts._replace(netloc=parts.hostname + (f":{parts.port}" if parts.port else "")))
+    """Scheme, host, port and path only: user, password, query (`?api_key=`) and fragment are dropped."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "<unparseable URL>"
+    host = parts.netloc.rpartition("@")[2]  # as written: an IPv6 host keeps its brackets
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+def without_path(value: str) -> str:
+    """A model given as a local path is recorded by its name: the directory says whose machine it was."""
+    if value.startswith(("/", "~", "./", "../")) or ("/" in value and Path(value).expanduser().exists()):
+        return Path(value).name
+    return value
 
 
 def configuration(context: Any, **extra: Any) -> dict[str, Any]:
@@ -74,7 +84,9 @@ def configuration(context: Any, **extra: Any) -> dict[str, Any]:
         if f.name in NOT_RECORDED or f.name.startswith("_"):
             continue
         value = getattr(context, f.name)
-        out[f.name] = without_credentials(value) if isinstance(value, str) and "url" in f.name else value
+        if isinstance(value, str):
+            value = without_credentials(value) if "url" in f.name else without_path(value)
+        out[f.name] = value
     return {**out, **extra}
 
 

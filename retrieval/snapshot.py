@@ -275,6 +275,7 @@ class KnowledgeBase:
             doc = self.docs[doc_id]
             mean = self.vectors_of(list(range(doc.first_row, doc.first_row + doc.rows))).mean(axis=0)
             cached = (mean / max(float(np.linalg.norm(mean)), 1e-12)).astype(np.float32)
+            cached.setflags(write=False)  # shared by every thread answering from this snapshot
             with self._memo_lock:
                 self._doc_vectors[doc_id] = cached
         return cached

@@ -1,12 +1,16 @@
-"""Every request the server takes, before any route sees it: bounded in size, personal data masked in runs.
+"""Every request the server takes, before any route sees it: bounded in size, personal data masked.
 
-The LangGraph server stores a run's input (the thread, the run record, checkpoints) before the graph's
-first node can mask it, so the masking the engine does at entry (engine/inquiry.validate) comes too
-late for what the server keeps. This ASGI middleware, registered on the custom app, runs in front of
-the built-in run API as well (langgraph.json "http", middleware first): it masks personal data in the
-`input` and `command.resume` of run-creating requests with the engine's own patterns, so the server
-never holds the raw values; and it answers 413 to a body over `CITEWISE_MAX_REQUEST_BYTES` (default
-1 MiB) instead of reading it into memory.
+The LangGraph server stores what callers send (threads and their metadata, state updates, run input,
+commands, crons, store items, assistants) before the graph's first node could mask it, so the masking
+the engine does at entry (engine/inquiry.validate) comes too late for what the server keeps. This ASGI
+middleware, registered on the custom app, runs in front of the built-in API as well (langgraph.json
+"http", middleware first). For every write (POST, PUT, PATCH) outside citewise's own `/v1` routes
+(which mask at entry themselves) it masks personal data in every string, key and whole number of the
+JSON body with the engine's own patterns, so the server never holds the raw values; ids (UUIDs) are
+kept, since masking digits inside one would break the reference. It answers 400 to a body nested
+deeper than any request needs (instead of passing what it cannot mask) and 413 to a body over
+`CITEWISE_MAX_REQUEST_BYTES` (default 1 MiB) instead of reading it into memory. Paths are matched
+below the mount prefix (`root_path`), so `LANGGRAPH_MOUNT_PREFIX` does not turn the masking off.
 """
 
 from __future__ import annotations
@@ -17,7 +21,8 @@ import re
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-from ..engine.privacy import masked
+from ..arguments import MAX_DEPTH
+from ..engine.privacy import mask_scalar, masked
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -27,9 +32,13 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 ENV_MAX_BYTES = "CITEWISE_MAX_REQUEST_BYTES"
 DEFAULT_MAX_BYTES = 1 << 20
-# POST /runs, /runs/stream, /runs/wait, /runs/batch and the same under /threads/{id}: what starts a run.
-RUN_PATH = re.compile(r"^/(?:threads/[^/]+/)?runs(?:/stream|/wait|/batch)?/?$")
-MAX_DEPTH = 32
+WRITES = ("POST", "PUT", "PATCH")
+OWN_ROUTES = re.compile(r"^/v1(?:/|$)")  # citewise's HTTP contracts: validated and masked by the engine
+UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+
+
+class TooDeep(ValueError):
+    """A body nested deeper than MAX_DEPTH: refused, never passed on unmasked."""
 
 
 def max_request_bytes() -> int:
@@ -41,31 +50,22 @@ def max_request_bytes() -> int:
 
 
 def mask_tree(value: Any, depth: int = 0) -> Any:
-    """Every string in a JSON value masked (keys kept: they name fields, not people)."""
+    """Every string, key and whole number of a JSON value masked; UUIDs (ids) kept as they are."""
     if depth > MAX_DEPTH:
-        return value  # deeper than any run input; the route refuses it on its own terms
+        raise TooDeep(f"the request body is nested more than {MAX_DEPTH} levels deep")
     if isinstance(value, str):
-        return masked(value)
+        return value if UUID.match(value) else masked(value)
     if isinstance(value, list):
         return [mask_tree(v, depth + 1) for v in value]
     if isinstance(value, dict):
-        return {k: mask_tree(v, depth + 1) for k, v in value.items()}
-    return value
+        return {(k if UUID.match(k) else masked(k)): mask_tree(v, depth + 1) for k, v in value.items()}
+    return mask_scalar(value)
 
 
-def mask_run_payload(payload: Any) -> Any:
-    """A run request (or a batch of them) with its caller data masked: `input` and `command.resume`."""
-    if isinstance(payload, list):
-        return [mask_run_payload(p) for p in payload]
-    if not isinstance(payload, dict):
-        return payload
-    out = dict(payload)
-    if "input" in out:
-        out["input"] = mask_tree(out["input"])
-    command = out.get("command")
-    if isinstance(command, dict) and "resume" in command:
-        out["command"] = {**command, "resume": mask_tree(command["resume"])}
-    return out
+def route_path(scope: Scope) -> str:
+    """The path below the mount prefix: what the routes (and our patterns) see."""
+    path, root = scope.get("path", ""), scope.get("root_path", "")
+    return path[len(root):] if root and path.startswith(root) else path
 
 
 class RequestGuard:
@@ -95,8 +95,12 @@ class RequestGuard:
                 await too_large(send, limit)
                 return
         data = bytes(body)
-        if scope["method"] == "POST" and RUN_PATH.match(scope.get("path", "")):
-            data = masked_body(data)
+        if scope["method"] in WRITES and not OWN_ROUTES.match(route_path(scope)):
+            try:
+                data = masked_body(data)
+            except TooDeep as exc:
+                await refuse(send, 400, str(exc))
+                return
             scope = {**scope, "headers": [(k, v) for k, v in scope.get("headers") or [] if k != b"content-length"]
                      + [(b"content-length", str(len(data)).encode())]}
         sent = False
@@ -115,13 +119,17 @@ def masked_body(data: bytes) -> bytes:
     """The body with personal data masked; a body that is not JSON passes as is (the route refuses it)."""
     try:
         payload = json.loads(data)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         return data
-    return json.dumps(mask_run_payload(payload)).encode()
+    return json.dumps(mask_tree(payload)).encode()
 
 
 async def too_large(send: Send, limit: int) -> None:
-    body = json.dumps({"detail": f"request body is larger than {limit} bytes"}).encode()
-    await send({"type": "http.response.start", "status": 413,
+    await refuse(send, 413, f"request body is larger than {limit} bytes")
+
+
+async def refuse(send: Send, status: int, detail: str) -> None:
+    body = json.dumps({"detail": detail}).encode()
+    await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
     await send({"type": "http.response.body", "body": body})

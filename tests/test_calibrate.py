@@ -36,3 +36,17 @@ def test_the_engine_computes_the_confidence_the_calibration_fitted() -> None:
     low, _ = confidence(rel, 0.9, 1.0, True, 0, focus=0.1)
     assert low < conf  # an answer that states less of the question is less likely right
     assert set(CONFIDENCE_WEIGHTS) == set(calibrate.FEATURES)
+
+
+def test_select_cross_validates_each_subset_on_the_rows_it_is_given() -> None:
+    import random
+
+    rng = random.Random(7)
+    rows = []
+    for _ in range(60):
+        dense = rng.random()
+        rows.append(row("can_proceed", "can_proceed", dense > 0.5, dense, rng.random()))
+    rows.append(row("uncertain", "uncertain", True, 0.99, 0.99))  # not answered: not a training row
+    scored = {tuple(r["features"]): r["cv_auroc"] for r in calibrate.select(rows)}
+    assert set(scored) == set(calibrate.SUBSETS)
+    assert scored[("dense_top",)] > 0.95 and scored[("focus",)] < 0.75  # the informative part wins

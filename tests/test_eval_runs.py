@@ -61,9 +61,14 @@ def test_the_stored_config_has_no_credentials_or_paths() -> None:
     from citewise.config import Context
     from citewise.evals.runs import configuration
 
-    cfg = configuration(Context(home="/srv/kb", llm_base_url="https://user:s3cret@llm.example/v1", top_k=7))
+    cfg = configuration(Context(home="/srv/kb", llm_base_url="https://user:s3cret@llm.example/v1?api_key=sk-LIVE#x",
+                                embedding_base_url="https://tok@[::1]:8080/v1", reranker_model="/home/alice/models/ce",
+                                database_url="postgresql://u:pw@db/kb", top_k=7))
     assert cfg["top_k"] == 7 and cfg["llm_base_url"] == "https://llm.example/v1"
-    assert "home" not in cfg and "s3cret" not in json.dumps(cfg) and "answer_system_prompt" not in cfg
+    assert cfg["embedding_base_url"] == "https://[::1]:8080/v1" and cfg["reranker_model"] == "ce"
+    text = json.dumps(cfg)
+    assert not any(secret in text for secret in ("s3cret", "sk-LIVE", "tok@", "alice", "/srv/kb", "pw@"))
+    assert "home" not in cfg and "database_url" not in cfg and "answer_system_prompt" not in cfg
 
 
 def test_langsmith_evaluate_runs_the_same_judge_locally(kb_home: Path) -> None:

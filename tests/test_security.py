@@ -221,17 +221,43 @@ def test_personal_data_never_at_rest_or_in_transit(kb_copy: Path, tmp_path: Path
     assert "[SSN]" in first["interrupt"]["question"] and "[EMAIL]" in first["interrupt"]["question"]
 
 
-def test_the_request_guard_masks_every_run_shape_and_bounds_bodies() -> None:
+def test_the_request_guard_masks_every_write_and_bounds_bodies() -> None:
     from fastapi.testclient import TestClient
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+    from starlette.routing import Mount, Route
 
     from citewise.server.app import app
-    from citewise.server.guard import RUN_PATH, mask_run_payload
+    from citewise.server.guard import RequestGuard, mask_tree
 
-    batch = mask_run_payload([{"input": {"question": f"SSN {PII['ssn']}", "collected_data": {"e": [PII["email"]]}}},
-                              {"command": {"resume": {"phone": PII["phone"]}}, "assistant_id": "kb_agent"}])
-    assert not leaks(json.dumps(batch)) and batch[1]["assistant_id"] == "kb_agent"
-    assert all(RUN_PATH.match(p) for p in ("/runs", "/runs/wait", "/runs/batch", "/threads/t-1/runs/stream"))
-    assert not any(RUN_PATH.match(p) for p in ("/threads", "/threads/t-1/runs/r-1", "/v1/answer"))
+    thread = "1ef4a9b2-3c4d-6e5f-8a9b-123456789012"  # a UUID whose last group is 12 digits: kept whole
+    body = [{"input": {"question": f"SSN {PII['ssn']}", "collected_data": {PII["email"]: 1, "card": 4111111111111111}},
+             "metadata": {"note": PII["phone"]}, "config": {"configurable": {"thread_id": thread}}},
+            {"command": {"resume": {"phone": PII["phone"]}, "update": {"q": PII["email"]}}, "assistant_id": "kb_agent"}]
+    out = mask_tree(body)
+    assert not leaks(json.dumps(out)) and "4111111111111111" not in json.dumps(out)
+    assert out[1]["assistant_id"] == "kb_agent" and out[0]["config"]["configurable"]["thread_id"] == thread
+    assert out[0]["input"]["collected_data"] == {"[EMAIL]": 1, "card": "[NUMBER]"} and mask_tree(40000) == 40000
+
+    async def echo(request: Request) -> JSONResponse:
+        return JSONResponse(await request.json())
+
+    inner = Starlette(routes=[Route("/{path:path}", echo, methods=["POST", "PUT", "PATCH"])])
+    guarded = RequestGuard(inner)
+    mounted = Starlette(routes=[Mount("/api", app=RequestGuard(inner))])
+    deep: object = f"SSN {PII['ssn']}"
+    for _ in range(40):
+        deep = {"a": deep}
+    with TestClient(guarded) as client, TestClient(mounted) as behind_prefix:
+        for method, path in (("POST", "/threads"), ("PATCH", "/threads/t-1"), ("POST", "/threads/t-1/state"),
+                             ("PUT", "/store/items"), ("POST", "/runs/crons"), ("POST", "/assistants")):
+            sent = {"metadata": {"ssn": PII["ssn"]}, "values": {"email": PII["email"]}, "value": PII["account"]}
+            assert not leaks(client.request(method, path, json=sent).text), (method, path)
+        assert not leaks(behind_prefix.post("/api/runs/wait", json={"input": {"q": PII["ssn"]}}).text)
+        assert PII["ssn"] in client.post("/v1/answer", json={"question": PII["ssn"]}).text  # /v1 masks at entry itself
+        refused = client.post("/threads/t-1/runs", json={"input": {"collected_data": deep}})
+        assert refused.status_code == 400 and "nested" in refused.json()["detail"]
     with TestClient(app) as client:
         response = client.post("/v1/query", content=b"{" + b" " * (2 << 20) + b"}",
                                headers={"Content-Type": "application/json"})
@@ -240,7 +266,8 @@ def test_the_request_guard_masks_every_run_shape_and_bounds_bodies() -> None:
 
 @pytest.mark.slow
 def test_a_real_server_never_holds_personal_data_a_run_was_given(kb_home: Path, tmp_path: Path) -> None:
-    """The run API stores input before the graph runs: the request guard masks it on the way in."""
+    """The server stores what callers send (threads, metadata, run input, state updates, store items) before
+    the graph runs: the request guard masks it on the way in."""
     import http.client
     import secrets
 
@@ -253,12 +280,16 @@ def test_a_real_server_never_holds_personal_data_a_run_was_given(kb_home: Path, 
     question = f"My SSN is {ssn}, write to {email}. Can I take a loan from my 401(k)?"
     with langgraph_dev(kb_home, tmp_path / "dev.log") as url:
         client = get_sync_client(url=url)
-        thread = client.threads.create()
-        done = client.runs.wait(thread["thread_id"], "kb_agent",
-                                input={"question": question, "collected_data": {"contact": email}})
-        seen = json.dumps([done, client.threads.get_state(thread["thread_id"]),
-                           client.threads.get_history(thread["thread_id"]),
-                           client.runs.list(thread["thread_id"]), client.threads.get(thread["thread_id"])],
+        thread = client.threads.create(metadata={"caller": email})
+        tid = thread["thread_id"]
+        done = client.runs.wait(tid, "kb_agent", input={"question": question, "collected_data": {email: ssn}},
+                                metadata={"note": ssn}, config={"configurable": {"contact": email}})
+        client.threads.update(tid, metadata={"ssn": ssn})
+        client.threads.update_state(tid, {"question": f"again: {ssn}"})
+        notes = ["anonymous", "notes"]  # the open server's identity owns this namespace
+        client.store.put_item(notes, "n1", {"about": f"{email} {ssn}"})
+        seen = json.dumps([done, client.threads.get_state(tid), client.threads.get_history(tid),
+                           client.runs.list(tid), client.threads.get(tid), client.store.get_item(notes, "n1")],
                           default=str)
         # A 2 MiB run announced: refused from its headers, before a byte of it is read.
         conn = http.client.HTTPConnection(url.removeprefix("http://"), timeout=30)
