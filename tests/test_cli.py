@@ -25,6 +25,22 @@ def test_ask_json_end_to_end_in_a_real_process(kb_home: Path) -> None:
     assert out["citations"] and out["metadata"]["context_tokens"] <= out["metadata"]["context_budget"]
 
 
+HEAVY = ("torch", "transformers", "sentence_transformers", "bm25s", "scipy", "sklearn", "faiss", "langchain_openai",
+         "openai", "pypdf", "docx", "pptx", "openpyxl")
+
+
+def test_a_cold_ask_imports_nothing_it_does_not_need(kb_home: Path) -> None:
+    """What a one-shot `citewise ask` imports is most of its cost (BENCHMARKS.md, cold start): building
+    indexes, chat models, office converters and the torch backend are not on its path."""
+    code = ("import contextlib, io, json, sys\nfrom citewise.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            f"    code = main(['ask', 'How do I roll over my 401(k)?', '--home', {str(kb_home)!r}])\n"
+            f"print(json.dumps([code, sorted(m for m in {HEAVY!r} if m in sys.modules)]))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=ENV, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == [0, []]
+
+
 @pytest.mark.parametrize("args,message", [
     (["ask", "hi"], "3-1000 characters"),
     (["ask", "valid question", "--max-tokens", "5"], "max_tokens"),
