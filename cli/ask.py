@@ -3,12 +3,23 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from typing import Any
 
-from ..errors import InputError
+from ..errors import CitewiseError, InputError
 from .args import HOME_HELP, context_overrides, filters, pairs, print_json
 from .render import format_answer, format_required
+
+
+def preload_embedder() -> None:
+    """Load the query model on a helper thread while this one imports the graph (a one-shot command is
+    a cold process: the two overlap on a second core; see retrieval.embeddings.load_in_background)."""
+    from ..config import Context
+    from ..retrieval.embeddings import load_in_background
+
+    with contextlib.suppress(CitewiseError, OSError, ImportError):  # the answer path meets and reports it
+        load_in_background(Context().embedding_model)
 
 
 def stream_answer(args: argparse.Namespace) -> dict[str, Any]:
@@ -74,6 +85,7 @@ def run_interactive(result: dict[str, Any], args: argparse.Namespace) -> dict[st
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
+    preload_embedder()
     from ..api import ask
 
     if args.interactive:
@@ -95,6 +107,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
+    preload_embedder()
     from ..api import pending, resume
 
     request = pending(args.thread_id, home=args.home)
@@ -122,6 +135,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
 
 
 def cmd_required_data(args: argparse.Namespace) -> int:
+    preload_embedder()
     from ..api import required_data
 
     result = required_data(args.question, home=args.home, filters=filters(args),
