@@ -25,6 +25,24 @@ def test_ask_json_end_to_end_in_a_real_process(kb_home: Path) -> None:
     assert out["citations"] and out["metadata"]["context_tokens"] <= out["metadata"]["context_budget"]
 
 
+def test_the_command_exits_fast_but_keeps_its_output_log_row_and_exit_code(kb_home: Path, tmp_path: Path) -> None:
+    """`citewise` skips the interpreter's teardown (cli.run): what a normal exit guarantees must hold anyway."""
+    import shutil
+    import sqlite3
+
+    home = tmp_path / "home"
+    shutil.copytree(kb_home, home)
+    proc = cli("ask", "How do I roll over my 401(k)?", "--json", "--home", str(home))
+    assert proc.returncode == 0, proc.stderr
+    query_id = json.loads(proc.stdout)["metadata"]["query_id"]  # the whole JSON reached the pipe
+    with sqlite3.connect(home / "citewise.db") as conn:
+        assert conn.execute("SELECT COUNT(*) FROM query_log WHERE id=?", (query_id,)).fetchone()[0] == 1
+    assert cli("--help").returncode == 0 and "ingest" in cli("--help").stdout
+    bad = cli("frobnicate")
+    assert bad.returncode == 2 and "invalid choice" in bad.stderr
+    assert cli("ask", "hi", "--home", str(home)).returncode == 2
+
+
 HEAVY = ("torch", "transformers", "sentence_transformers", "bm25s", "scipy", "sklearn", "faiss", "langchain_openai",
          "openai", "pypdf", "docx", "pptx", "openpyxl")
 
