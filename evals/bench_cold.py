@@ -2,7 +2,7 @@
 on onnxruntime vs torch (sentence-transformers), all in one run.
 
     python -m citewise.evals.bench_cold [--dataset ../shared/data/scifact] [--repeats 3] [--texts 2000]
-                                        [--no-ask] [--no-server] [--json]
+                                        [--no-ask] [--no-server] [--baseline DIR] [--json]
 
 Why: a one-shot `citewise ask` is a cold process; the issue's target is that it costs at most 2x a
 bare `python -c "import langgraph.graph"` on the same machine. Measured, each in fresh processes,
@@ -16,6 +16,8 @@ CPU seconds of each child (user + system, steadier than wall time on a shared ma
   server  `langgraph dev` on a free port over the same home (skip: --no-server): seconds from
           starting it to `/ok` (ready), the first `runs.wait` after ready, start to that first
           answer, and a second run (warm), each round a fresh server
+  --baseline DIR  the cold ask and the server again with another checkout's code (DIR/citewise, put
+          first on PYTHONPATH), interleaved with the rest: before and after a change in one run
 
 plus the one-time first use of the ONNX backend (export into an empty cache), peak RSS of each
 cold process (os.wait4), and in-process document throughput (texts/s) on the same SciFact
@@ -106,7 +108,7 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def cold_runs(repeats: int, cache: Path, home: Path | None) -> dict[str, Any]:
+def cold_runs(repeats: int, cache: Path, home: Path | None, baseline: Path | None = None) -> dict[str, Any]:
     py = sys.executable
     variants: dict[str, list[str]] = {
         "python_startup": [py, "-c", "pass"],
@@ -121,6 +123,9 @@ def cold_runs(repeats: int, cache: Path, home: Path | None) -> dict[str, Any]:
         variants["ask_torch"] = ask
         envs["ask_onnx"] = child_env(cache, CITEWISE_EMBEDDINGS_BACKEND="onnx")
         envs["ask_torch"] = child_env(cache, CITEWISE_EMBEDDINGS_BACKEND="torch")
+        if baseline is not None:  # the same command, another checkout's code (before/after in one run)
+            variants["ask_onnx_baseline"] = ask
+            envs["ask_onnx_baseline"] = child_env(cache, CITEWISE_EMBEDDINGS_BACKEND="onnx", PYTHONPATH=str(baseline))
     rows: dict[str, list[dict[str, Any]]] = {name: [] for name in variants}
     for _ in range(repeats):
         for name, argv in variants.items():
@@ -141,7 +146,8 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def server_round(cache: Path, home: Path, work: Path, timeout: float = 300.0) -> dict[str, float]:
+def server_round(cache: Path, home: Path, work: Path, timeout: float = 300.0,
+                 baseline: Path | None = None) -> dict[str, float]:
     """One fresh `langgraph dev` (in-memory runtime, no reload) over `home`: seconds from its start to
     `/ok`, the first `runs.wait` after that, start to the first answer, and a second (warm) run."""
     import signal
@@ -154,6 +160,8 @@ def server_round(cache: Path, home: Path, work: Path, timeout: float = 300.0) ->
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     env = child_env(cache, CITEWISE_HOME=str(home), LANGGRAPH_CLI_NO_ANALYTICS="1", LANGGRAPH_NO_VERSION_CHECK="1")
+    if baseline is not None:
+        env["PYTHONPATH"] = str(baseline)
     work.mkdir(parents=True, exist_ok=True)  # the in-memory runtime keeps its files in the working directory
     with (work / "server.log").open("ab") as log:
         start = time.perf_counter()
@@ -195,13 +203,23 @@ def server_round(cache: Path, home: Path, work: Path, timeout: float = 300.0) ->
             "start_to_first_answer_s": first - start, "second_run_s": second - first}
 
 
-def server_runs(repeats: int, cache: Path, home: Path, work: Path, base: float) -> dict[str, Any]:
-    rows = [server_round(cache, home, work / f"round-{i}") for i in range(repeats)]
-    out: dict[str, Any] = {"runs": len(rows)}
-    for key in rows[0]:
-        values = [r[key] for r in rows]
-        out[key] = {"median_s": round(statistics.median(values), 3), "runs": [round(v, 3) for v in values],
-                    "ratio_to_a": round(statistics.median(values) / base, 2)}
+def server_runs(repeats: int, cache: Path, home: Path, work: Path, base: float,
+                baseline: Path | None = None) -> dict[str, Any]:
+    """Fresh servers, round by round; with `baseline`, a round of the other checkout after each."""
+    rows: dict[str, list[dict[str, float]]] = {"server": [], "server_baseline": []}
+    for i in range(repeats):
+        rows["server"].append(server_round(cache, home, work / f"round-{i}"))
+        if baseline is not None:
+            rows["server_baseline"].append(server_round(cache, home, work / f"baseline-{i}", baseline=baseline))
+    out: dict[str, Any] = {}
+    for name, found in rows.items():
+        if not found:
+            continue
+        out[name] = {"runs": len(found)}
+        for key in found[0]:
+            values = [r[key] for r in found]
+            out[name][key] = {"median_s": round(statistics.median(values), 3), "runs": [round(v, 3) for v in values],
+                              "ratio_to_a": round(statistics.median(values) / base, 2)}
     return out
 
 
@@ -363,11 +381,12 @@ def table(result: dict[str, Any]) -> str:
     for name, row in result["cold"].items():
         lines.append(f"{name:<22}{row['median_s']:>10.2f}{row['ratio_to_a']:>8.2f}{row['median_cpu_s']:>8.2f}"
                      f"{row['cpu_ratio_to_a']:>8.2f}{row['peak_rss_mb']:>13.0f}  {row['wall_s']}")
-    if "server" in result:
-        lines += ["", f"{'langgraph dev, fresh':<28}{'median s':>10}{'x (a)':>8}  runs"]
-        for key, row in result["server"].items():
+    for name, server in result.get("server", {}).items():
+        lines += ["", f"{'langgraph dev, fresh' + (' (baseline)' if 'baseline' in name else ''):<32}"
+                      f"{'median s':>10}{'x (a)':>8}  runs"]
+        for key, row in server.items():
             if isinstance(row, dict):
-                lines.append(f"{key:<28}{row['median_s']:>10.2f}{row['ratio_to_a']:>8.2f}  {row['runs']}")
+                lines.append(f"{key:<32}{row['median_s']:>10.2f}{row['ratio_to_a']:>8.2f}  {row['runs']}")
     if "throughput" in result:
         m = result["throughput"]["main"]
         lines += ["", f"throughput on {m['texts']} SciFact abstracts (mean {m['mean_tokens']} tokens), texts/s "
@@ -390,6 +409,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sweep-texts", type=int, default=256)
     parser.add_argument("--no-ask", action="store_true", help="skip the cold `citewise ask` runs and the server")
     parser.add_argument("--no-server", action="store_true", help="skip the fresh `langgraph dev` runs")
+    parser.add_argument("--baseline", type=Path, help="a folder holding another checkout as citewise/ (e.g. "
+                        "`git archive main | tar -x -C DIR/citewise`): its cold ask and server are measured too, "
+                        "interleaved, on PYTHONPATH (before/after in one run)")
     parser.add_argument("--json", action="store_true", help="print only the JSON")
     args = parser.parse_args(argv)
     result: dict[str, Any] = {"cpus": os.cpu_count(), "load_before": [round(x, 2) for x in os.getloadavg()],
@@ -401,10 +423,10 @@ def main(argv: list[str] | None = None) -> int:
         if not args.no_ask:
             home = Path(tmp) / "home"
             result["ingest_sample_kb_s"] = round(ingest_sample(cache, home), 2)
-        result["cold"] = cold_runs(args.repeats, cache, home)
+        result["cold"] = cold_runs(args.repeats, cache, home, args.baseline)
         if home is not None and not args.no_server:
             base = result["cold"]["a_import_langgraph"]["median_s"]
-            result["server"] = server_runs(args.repeats, cache, home, Path(tmp) / "server", base)
+            result["server"] = server_runs(args.repeats, cache, home, Path(tmp) / "server", base, args.baseline)
         if args.texts > 0:
             os.environ["CITEWISE_CACHE_DIR"] = str(cache)
             texts = load_abstracts(args.dataset, args.texts)
