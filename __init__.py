@@ -7,6 +7,9 @@
 
 The heavy parts (torch, the embedding model, indexes) load lazily on first use and then stay
 loaded for the life of the process.
+
+No module of the package is named `ask`, `ingest` or `required_data`, so importing a submodule never
+replaces these functions with a module (a test imports every submodule and checks).
 """
 
 from __future__ import annotations
@@ -23,12 +26,14 @@ if TYPE_CHECKING:
 def ingest(paths: Any, home: str | Path | None = None, *, prune: bool = False,
            tags: dict[str, Any] | None = None) -> dict[str, Any]:
     """Ingest files or folders into a KB home; returns the ingest summary. `tags` ({"team": "ops"})
-    become filterable metadata of every document of this ingest (front matter wins over them)."""
+    become filterable metadata of every document of this ingest (front matter wins over them).
+
+    `paths` is one path (a str is one path) or a list of paths.
+    """
+    from .arguments import as_flag, as_home, as_mapping, as_paths
     from .kb.ingest import ingest as _ingest
 
-    if isinstance(paths, str | bytes) or hasattr(paths, "__fspath__"):
-        paths = [paths]
-    return _ingest(paths, home, prune=prune, tags=tags)
+    return _ingest(as_paths(paths), as_home(home), prune=as_flag(prune, "prune"), tags=as_mapping(tags, "tags"))
 
 
 def ask(question: str, *, home: str | Path | None = None, filters: dict[str, Any] | None = None,

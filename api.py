@@ -1,9 +1,11 @@
 """Python API: run the compiled graph; the graph, models and indexes stay loaded per process.
 
-Threads (needed for human-in-the-loop interrupts) are checkpointed in `<home>/threads.sqlite`, so a
-paused inquiry can be resumed later, from another process, with `resume(thread_id, values)`. A
-thread remembers the settings it was started with (a `citewise_threads` table beside the
-checkpoints): a resume continues with them unless the caller overrides some.
+Threads (needed for human-in-the-loop interrupts) are checkpointed in `<home>/threads.sqlite`, or,
+when a database URL is set, in PostgreSQL (langgraph-checkpoint-postgres, beside the knowledge
+base), so a paused inquiry can be resumed later, from another process or another machine, with
+`resume(thread_id, values)`. A thread remembers the settings it was started with (a
+`citewise_threads` table beside the checkpoints): a resume continues with them unless the caller
+overrides some.
 """
 
 from __future__ import annotations
@@ -16,30 +18,33 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from .arguments import as_filters, as_home, as_mapping, as_thread_id
 from .config import Context
 from .engine import querylog
 from .engine.privacy import mask_values, masked
 from .errors import InputError
+from .store import redact, resolve_url
+from .store.sqlite import check_home
 
 THREADS_DB = "threads.sqlite"
-_THREADED: dict[Path, Any] = {}
+_THREADED: dict[tuple[Path, str], Any] = {}
 _LOCK = threading.Lock()
+NOT_SAVED = {"database_url"}  # where a thread lives is not one of its settings (and may hold a password)
 
 
 def _context(home: str | Path | None, overrides: dict[str, Any]) -> Context:
     changes = {k: v for k, v in overrides.items() if v is not None}
+    home = as_home(home)
     if home is not None:
-        changes["home"] = str(home)
+        changes["home"] = home
     return Context(**changes)
 
 
 def _payload(question: str, filters: dict[str, Any] | None, collected_data: dict[str, Any] | None,
              max_tokens: int | None, mode: str | None, artifact_type: str | None = None) -> dict[str, Any]:
-    # Masked before the graph sees it: a checkpointed run persists its input as given.
-    payload: dict[str, Any] = {"question": masked(question) if isinstance(question, str) else question,
-                               "filters": filters or {}, "max_tokens": max_tokens,
-                               "collected_data": mask_values(collected_data) if isinstance(collected_data, dict)
-                               else collected_data or {}}
+    payload: dict[str, Any] = {"question": question, "filters": as_filters(filters) or {},
+                               "collected_data": as_mapping(collected_data, "collected_data") or {},
+                               "max_tokens": max_tokens}
     if mode is not None:
         payload["mode"] = mode
     if artifact_type is not None:
@@ -47,20 +52,65 @@ def _payload(question: str, filters: dict[str, Any] | None, collected_data: dict
     return payload
 
 
-def threaded_graph(home: Path) -> Any:
-    """The graph compiled with a SQLite checkpointer under the home (one per home per process)."""
-    from langgraph.checkpoint.sqlite import SqliteSaver
+def _checked(payload: dict[str, Any], ctx: Context) -> dict[str, Any]:
+    """Validate a run's input here, before the graph (and a checkpointer) sees it: bad arguments are an
+    InputError for the caller, never a serializer's or a node's internal error. Returns the payload with
+    the question and collected values masked: a checkpointed run persists its input as given."""
+    from .engine.inquiry import validate
 
+    validate(payload, ctx)
+    return {**payload, "question": masked(payload["question"]),
+            "collected_data": mask_values(payload["collected_data"])}
+
+
+def threaded_graph(home: Path, database_url: str | None = None) -> Any:
+    """The graph compiled with a checkpointer: PostgreSQL when a database URL is set, else SQLite in
+    the home (one graph per place per process)."""
     from .graphs.kb_agent import build_graph
 
-    home = Path(home).resolve()
+    url = resolve_url(database_url)
+    key = (Path("/") if url else Path(home).resolve(), url)
     with _LOCK:
-        graph = _THREADED.get(home)
+        graph = _THREADED.get(key)
         if graph is None:
-            home.mkdir(parents=True, exist_ok=True)
-            saver = SqliteSaver(sqlite3.connect(home / THREADS_DB, check_same_thread=False))
-            graph = _THREADED[home] = build_graph(checkpointer=saver)
+            if url:
+                saver = _postgres_saver(url)
+            else:
+                from langgraph.checkpoint.sqlite import SqliteSaver
+
+                check_home(key[0], write=True)  # a file or an unwritable directory is a StoreError, not a crash
+                saver = SqliteSaver(sqlite3.connect(key[0] / THREADS_DB, check_same_thread=False))
+            graph = _THREADED[key] = build_graph(checkpointer=saver)
         return graph
+
+
+def _postgres_saver(url: str) -> Any:
+    """A PostgresSaver on its own pool (it needs dict rows and no prepared statements), set up once per
+    process; an advisory lock keeps replicas that start together from racing through its setup."""
+    import psycopg
+    from langgraph.checkpoint.postgres import PostgresSaver
+    from psycopg.rows import dict_row
+    from psycopg_pool import ConnectionPool
+
+    from .store.postgres import advisory_key, pool_for
+
+    pool_for(url)  # checks the URL and says why a connection fails
+    pool = ConnectionPool(url, min_size=1, max_size=4, open=True, name="citewise-threads",
+                          kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row})
+    saver = PostgresSaver(pool)  # type: ignore[arg-type]
+    with psycopg.connect(url, autocommit=True) as conn:
+        lock = advisory_key(f"citewise:threads-setup:{conn.execute('SELECT current_schema()').fetchone()[0]}")
+        conn.execute("SELECT pg_advisory_lock(%s)", (lock,))
+        try:
+            saver.setup()
+        finally:
+            conn.execute("SELECT pg_advisory_unlock(%s)", (lock,))
+    return saver
+
+
+def _where(home: Path, database_url: str | None) -> str:
+    url = resolve_url(database_url)
+    return redact(url) if url else str(Path(home) / THREADS_DB)
 
 
 def run_config(surface: str | None = None, thread_id: str | None = None, user: Any = None) -> dict[str, Any]:
@@ -92,14 +142,26 @@ def _settings_db(home: Path) -> sqlite3.Connection:
     return conn
 
 
-def save_settings(home: Path, thread_id: str, settings: dict[str, Any]) -> None:
+def save_settings(home: Path, thread_id: str, settings: dict[str, Any], database_url: str | None = None) -> None:
     """The run settings a thread continues with (JSON-safe context fields the caller gave)."""
+    settings = {k: v for k, v in settings.items() if k not in NOT_SAVED}
+    url = resolve_url(database_url)
+    if url:
+        from .store.postgres import PostgresStore
+
+        PostgresStore(Path(home), url).put_thread_settings(thread_id, settings)
+        return
     with contextlib.closing(_settings_db(home)) as conn, conn:
         conn.execute("INSERT INTO citewise_threads(thread_id, settings) VALUES(?, ?) ON CONFLICT(thread_id) "
                      "DO UPDATE SET settings=excluded.settings", (thread_id, json.dumps(settings, default=str)))
 
 
-def load_settings(home: Path, thread_id: str) -> dict[str, Any]:
+def load_settings(home: Path, thread_id: str, database_url: str | None = None) -> dict[str, Any]:
+    url = resolve_url(database_url)
+    if url:
+        from .store.postgres import PostgresStore
+
+        return PostgresStore(Path(home), url).thread_settings(thread_id)
     with contextlib.closing(_settings_db(home)) as conn:
         row = conn.execute("SELECT settings FROM citewise_threads WHERE thread_id=?", (thread_id,)).fetchone()
     return json.loads(row[0]) if row else {}
@@ -124,31 +186,42 @@ def ask(question: str, *, home: str | Path | None = None, filters: dict[str, Any
         thread_id: str | None = None, artifact_type: str | None = None, **context: Any) -> dict[str, Any]:
     """One run. With `thread_id` (or interrupts on) the run is checkpointed and may pause for data."""
     ctx = _context(home, context)
-    payload = _payload(question, filters, collected_data, max_tokens, mode, artifact_type)
+    try:
+        payload = _checked(_payload(question, filters, collected_data, max_tokens, mode, artifact_type), ctx)
+        thread_id = as_thread_id(thread_id, required=False)
+    except InputError as exc:  # refused before the graph ran: logged as a run that failed in intake is
+        querylog.write(ctx, querylog.build_record(surface=querylog.current_surface("python"), question=question,
+                                                  filters=filters, mode=mode, ctx=ctx, error=exc))
+        raise
     if thread_id is None and not ctx.interrupt_on_missing_data:
         from .graphs.kb_agent import graph
 
         return graph.invoke(payload, config=run_config(), context=ctx)
     thread_id = thread_id or uuid.uuid4().hex
-    graph = threaded_graph(ctx.home_path)
-    save_settings(ctx.home_path, thread_id, {k: v for k, v in context.items() if v is not None})
+    graph = threaded_graph(ctx.home_path, ctx.database_url)
+    save_settings(ctx.home_path, thread_id, {k: v for k, v in context.items() if v is not None}, ctx.database_url)
     # durability="exit": only the state the run ends (or pauses) with is stored — after intake masked the
     # question and the required-data step withheld sensitive values — never the raw input of its first step.
     out = graph.invoke(payload, config=_config(thread_id), context=ctx, durability="exit")
     return _result(graph, out, thread_id)
 
 
-def _thread_state(thread_id: str, home: Path) -> Any:
-    graph = threaded_graph(home)
+def _thread_state(thread_id: str, home: Path, database_url: str | None = None) -> Any:
+    as_thread_id(thread_id)
+    if not resolve_url(database_url) and not (Path(home) / THREADS_DB).is_file():
+        raise InputError(f"no thread {thread_id!r}: {home} has no saved threads ({THREADS_DB})")
+    graph = threaded_graph(home, database_url)
     state = graph.get_state({"configurable": {"thread_id": thread_id}})
     if not state.values and not state.next:
-        raise InputError(f"no thread {thread_id!r} in {home / THREADS_DB}")
+        raise InputError(f"no thread {thread_id!r} in {_where(home, database_url)}")
     return state
 
 
-def pending(thread_id: str, *, home: str | Path | None = None) -> dict[str, Any] | None:
+def pending(thread_id: str, *, home: str | Path | None = None,
+            database_url: str | None = None) -> dict[str, Any] | None:
     """The interrupt a thread is waiting on, or None; InputError for an unknown thread."""
-    state = _thread_state(thread_id, _context(home, {}).home_path)
+    ctx = _context(home, {"database_url": database_url})
+    state = _thread_state(thread_id, ctx.home_path, ctx.database_url)
     for task in state.tasks:
         if task.interrupts:
             return task.interrupts[0].value
@@ -162,17 +235,22 @@ def resume(thread_id: str, values: dict[str, Any], *, home: str | Path | None = 
     """
     from langgraph.types import Command
 
-    if not isinstance(values, dict):
+    values = as_mapping(values, "resume values")
+    if values is None:
         raise InputError("resume values must be an object of field -> value")
-    home_path = _context(home, {}).home_path
-    state = _thread_state(thread_id, home_path)
+    for key, value in values.items():
+        if not isinstance(key, str) or (value is not None and not isinstance(value, str | int | float | bool)):
+            raise InputError(f"resume values must map field names to a string, number or boolean (got {key!r})")
+    place = _context(home, {"database_url": context.get("database_url")})
+    home_path, url = place.home_path, place.database_url
+    state = _thread_state(thread_id, home_path, url)
     if not any(task.interrupts for task in state.tasks):
         raise InputError(f"thread {thread_id!r} is not waiting for data")
-    settings = {**load_settings(home_path, thread_id), **{k: v for k, v in context.items() if v is not None}}
+    settings = {**load_settings(home_path, thread_id, url), **{k: v for k, v in context.items() if v is not None}}
     settings.setdefault("interrupt_on_missing_data", True)
-    save_settings(home_path, thread_id, settings)
-    ctx = _context(home_path, settings)
-    graph = threaded_graph(home_path)
+    ctx = _context(home_path, {**settings, "database_url": url})  # invalid settings are refused before they are saved
+    save_settings(home_path, thread_id, settings, url)
+    graph = threaded_graph(home_path, url)
     out = graph.invoke(Command(resume=mask_values(values)), config=_config(thread_id), context=ctx,
                        durability="exit")
     return _result(graph, out, thread_id)

@@ -37,6 +37,9 @@ class Context:
     # --- knowledge base -------------------------------------------------------------------------
     home: str = field(default="", metadata=_op(
         "Knowledge-base home directory (SQLite store + indexes). Empty: $CITEWISE_HOME, else ./.citewise"))
+    database_url: str = field(default="", metadata=_op(
+        "PostgreSQL URL (postgresql://user:password@host:5432/db) of a knowledge base shared by every replica; "
+        "`home` then only caches this process's index snapshots. Empty: the SQLite store in the home."))
     chunk_size: int = field(default=800, metadata=_op("Target chunk size in tokens at ingest (700-1000)."))
     chunk_overlap: int = field(default=120, metadata=_op("Token overlap between split chunks (100-150)."))
 
@@ -67,8 +70,10 @@ class Context:
         "Where dense vectors live: the local index in the home, or Pinecone."))
 
     # --- answer ---------------------------------------------------------------------------------
-    confidence_threshold: float = field(default=0.7, metadata=_desc(
-        "Answers below this confidence take the explicit 'uncertain' path."))
+    # 0.59: fewest false answers plus false abstentions on the DEV split (evals/calibrate.py fit).
+    confidence_threshold: float = field(default=0.59, metadata=_desc(
+        "Answers below this confidence (the estimated chance the answer is right) take the explicit "
+        "'uncertain' path."))
     support_threshold: float = field(default=0.5, metadata=_desc(
         "Minimum support score of a cited sentence by its cited chunk."))
     max_regenerations: int = field(default=1, metadata=_desc(
@@ -99,8 +104,9 @@ class Context:
 
     # --- query log ------------------------------------------------------------------------------
     query_log: bool = field(default=True, metadata=_op(
-        "Record every answer (question masked, filters, chunk ids, decision, timings, tokens) in the home's "
-        "database; `citewise history` and GET /v1/queries read it. False: nothing is recorded."))
+        "Record every answer (question masked, filters, chunk ids, decision, timings, tokens) in the knowledge "
+        "base's store (the home's database, or PostgreSQL with database_url); `citewise history` and "
+        "GET /v1/queries read it. False: nothing is recorded."))
     query_log_retention_days: float = field(default=30.0, metadata=_op(
         "Query-log rows older than this many days are deleted (0: kept forever)."))
 

@@ -1,4 +1,5 @@
-"""`citewise` command line: ingest | reindex | ask | required-data | resume | artifact | history | demo | eval.
+"""`citewise` command line: ingest | reindex | doctor | ask | required-data | resume | artifact | history | demo |
+eval.
 
 One module per group of commands; each registers its sub-commands. Bad input prints one line on
 stderr and exits 2; tracebacks are only shown with CITEWISE_DEBUG=1.
@@ -40,8 +41,8 @@ def main(argv: list[str] | None = None) -> int:
     except CitewiseError as exc:
         sys.stderr.write(f"citewise: error: {exc}\n")
         return EXIT_USAGE
-    except KeyboardInterrupt:
-        sys.stderr.write("citewise: interrupted\n")
+    except KeyboardInterrupt as exc:  # an ingest's `Interrupted` says what it kept and what to run
+        sys.stderr.write(f"citewise: {exc}\n" if str(exc) else "citewise: interrupted\n")
         return 130
     except BrokenPipeError:
         return 0

@@ -24,16 +24,17 @@ def sample_kb() -> Path:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     from ..api import ask
+    from ..config import Context
     from ..kb.ingest import ingest
 
-    with tempfile.TemporaryDirectory(prefix="citewise-demo-") as home:
-        summary = ingest([sample_kb()], home, progress=False)
+    with tempfile.TemporaryDirectory(prefix="citewise-demo-") as home:  # never the configured database
+        summary = ingest([sample_kb()], home, context=Context(database_url=""), progress=False)
         if not args.json:
             print(f"Ingested the sample knowledge base: {summary['documents_total']} articles, "
                   f"{summary['chunks_total']} chunks ({summary['seconds']:.1f}s)\n")
         results = []
         for question, data in DEMO_QUESTIONS:
-            result = ask(question, home=home, collected_data=data, mode=None)
+            result = ask(question, home=home, collected_data=data, mode=None, database_url="")
             results.append({"question": question, **result})
             if not args.json:
                 print("=" * 100)
@@ -54,6 +55,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
         from ..evals.retrieval import main as run
 
         return run(args.rest)
+    if args.what in ("runs", "compare"):
+        from ..evals.runs import main as run
+
+        return run(args.rest, what=args.what)
     if args.what == "peers":
         from ..evals.bench_retrieval import main as run
 
@@ -66,7 +71,7 @@ def register(sub: Any) -> None:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_demo)
 
-    p = sub.add_parser("eval", help="evaluations: questions | retrieval | peers")
-    p.add_argument("what", choices=["questions", "retrieval", "peers"])
+    p = sub.add_parser("eval", help="evaluations: questions | retrieval | peers; stored runs: runs | compare A B")
+    p.add_argument("what", choices=["questions", "retrieval", "peers", "runs", "compare"])
     p.add_argument("rest", nargs=argparse.REMAINDER)
     p.set_defaults(func=cmd_eval)

@@ -1,4 +1,4 @@
-"""`citewise ingest` and `citewise reindex`."""
+"""`citewise ingest`, `citewise reindex` and `citewise doctor`: writing and maintaining a home."""
 
 from __future__ import annotations
 
@@ -52,6 +52,30 @@ def cmd_reindex(args: argparse.Namespace) -> int:
     return 0
 
 
+EXIT_UNHEALTHY = 3  # doctor found problems it did not (or could not) fix: not a usage error, not a crash
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from ..kb.doctor import doctor
+
+    report = doctor(args.home, repair=args.repair)
+    if args.json:
+        print_json(report)
+    else:
+        print(f"citewise doctor: {report['home']}")
+        for f in report["findings"]:
+            label = "ok" if f["ok"] else "PROBLEM"
+            print(f"  {label:<8} {f['check']}: {f['detail']}")
+            if f["fixed"]:
+                print(f"  {'fixed':<8} {f['check']}: {f['fixed']}")
+        if report["healthy"]:
+            print("healthy" + (" (after repairs)" if any(f["fixed"] for f in report["findings"]) else ""))
+        else:
+            print("problems remain" + ("" if args.repair else ": run `citewise doctor --repair` to fix what can be "
+                                                             "fixed"))
+    return 0 if report["healthy"] else EXIT_UNHEALTHY
+
+
 def register(sub: Any) -> None:
     p = sub.add_parser("ingest", help="ingest Markdown/text/BEIR .jsonl, PDF, DOCX, HTML, PPTX, XLSX and "
                                       "transcript (.vtt/.srt) files or folders")
@@ -72,3 +96,10 @@ def register(sub: Any) -> None:
     p.add_argument("--embedding-model", help="switch the home to another embedding model (minilm | openai:MODEL)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_reindex)
+
+    p = sub.add_parser("doctor", help="check a home: store integrity, index against the store, leftovers "
+                                      "(exit 3 when problems remain)")
+    p.add_argument("--home", help=HOME_HELP)
+    p.add_argument("--repair", action="store_true", help="fix what can be fixed without losing content")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_doctor)

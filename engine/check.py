@@ -28,10 +28,12 @@ from .records import (
     Verdict,
     Violation,
 )
-from .score import confidence
+from .score import confidence, coverage
+from .search import synonym_alternatives
 from .verify import claims_of, drop_claims, never_rules, strip_citations, verify
 
 SNIPPET_CHARS = 240
+MAX_FOCUS_CLAIMS = 12
 
 
 def context_rules(kb: KnowledgeBase, chunks: list[ContextChunk]) -> dict[str, dict[str, Any]]:
@@ -60,16 +62,29 @@ def check(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, resolution: Resolut
         violations.append(Violation("empty_answer", "no supported statement is left", "none"))
         blocking += 1
     critical = any(c.doc_id == article_id and c.tier == "critical" for c in pack.chunks)
+    unanswered = answered_or_missing(kb, inquiry, resolution, pack, checked.sections)
+    focus, match = answer_focus(kb, inquiry.question, checked.sections)
     structured = (resolution is not None and resolution.article_id is not None) or any(
         kb.docs[c.doc_id].structured for c in pack.chunks if c.doc_id in kb.docs)
     conf, parts = confidence(relevance, resolution.confidence if resolution else 0.0, checked.support, critical,
-                             blocking, structured)
+                             blocking, answered=not unanswered, focus=focus, match=match, structured=structured)
     note = " ".join(n for n in (depends_note(kb, resolution), conflict_note(kb, resolution)) if n) if resolution else ""
-    unanswered = answered_or_missing(kb, inquiry, resolution, pack, checked.sections)
     return Verdict(sections=checked.sections, citations=build_citations(checked.cited, pack.chunks, kb),
                    violations=violations, passed=blocking == 0, confidence=conf, parts=parts,
                    dropped=checked.dropped, note=note, notes=notes,
                    needs_review=bool(resolution and resolution.conflicts), unanswered=unanswered)
+
+
+def answer_focus(kb: KnowledgeBase, question: str, sections: list[Section]) -> tuple[float, float]:
+    """How much of the question the answer itself takes up: the IDF-weighted share of the question's terms
+    the answer states, and the best cosine between the question and one claim. Retrieval can be strong
+    for a neighbouring question; these two look at what the user actually gets."""
+    claims = [strip_citations(item) for s in sections for _, item in s.items()][:MAX_FOCUS_CLAIMS]
+    if not claims:
+        return 0.0, 0.0
+    focus = coverage(question, synonym_alternatives(kb, question), claims, kb.bm25.idf)
+    query = kb.embedder.embed_query(question)  # the query path: in-memory cache, no disk writes per answer
+    return round(focus, 4), round(max(float(kb.embedder.embed_query(c) @ query) for c in claims), 4)
 
 
 def answered_or_missing(kb: KnowledgeBase, inquiry: Inquiry, resolution: Resolution | None, pack: ContextPack,

@@ -12,6 +12,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from ..arguments import check_text
 from ..config import Context
 from ..errors import InputError
 from ..retrieval.filters import validate_filter
@@ -70,6 +71,7 @@ def validate(raw: Mapping[str, Any], ctx: Context) -> Inquiry:
     question = raw.get("question")
     if not isinstance(question, str):
         raise InputError("question must be a string")
+    check_text(question, "question")
     question = re.sub(r"\s+", " ", question).strip()
     if not MIN_QUESTION <= len(question) <= MAX_QUESTION:
         raise InputError(f"question must be {MIN_QUESTION}-{MAX_QUESTION} characters after trimming "
@@ -86,6 +88,8 @@ def validate(raw: Mapping[str, Any], ctx: Context) -> Inquiry:
             raise InputError("collected_data keys must be non-empty strings of at most 100 characters")
         if value is not None and not isinstance(value, str | int | float | bool):
             raise InputError(f"collected_data[{key[:40]!r}] must be a string, number or boolean")
+        check_text(key, "a collected_data key")
+        check_text(value, f"collected_data[{key[:40]!r}]")
         if isinstance(value, str) and len(value) > MAX_VALUE:
             raise InputError(f"collected_data[{key[:40]!r}] is longer than {MAX_VALUE} characters")
     mode, artifact_type = artifact_mode(raw.get("mode"), raw.get("artifact_type"))

@@ -22,7 +22,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..arguments import as_filters, as_home, as_mapping
 from ..config import Context
+from ..errors import InputError
 from ..llm.chat import ModelClock
 from ..retrieval.snapshot import KnowledgeBase, open_kb
 from . import outcomes, querylog, routes
@@ -31,7 +33,7 @@ from .artifact import build_artifact
 from .assemble import assemble
 from .check import check
 from .generate import generate
-from .inquiry import understand
+from .inquiry import understand, validate
 from .records import Feedback
 from .resolve import resolve
 from .search import search
@@ -39,7 +41,8 @@ from .search import search
 
 def open_snapshot(ctx: Context, generation: int | None = None) -> KnowledgeBase:
     """The KB snapshot of the context's home (the one a run pinned, when `generation` is given)."""
-    return open_kb(ctx.home_path, ctx.vector_store, ctx.embedding_model, ctx.embedding_base_url, generation=generation)
+    return open_kb(ctx.home_path, ctx.vector_store, ctx.embedding_model, ctx.embedding_base_url, generation=generation,
+                   database_url=ctx.database_url)
 
 
 class _Timer:
@@ -67,9 +70,13 @@ def answer(question: str, *, ctx: Context | None = None, home: str | Path | None
     `access` limits what may be read (engine.access; default: everything). The answer's query-log
     row id is `metadata.query_id` (None when logging is off).
     """
+    if ctx is not None and not isinstance(ctx, Context):
+        raise InputError(f"ctx must be a citewise.config.Context, got {type(ctx).__name__}")
     ctx = ctx or Context()
+    home = as_home(home)
     if home is not None:
-        ctx = ctx.with_overrides(home=str(home))
+        ctx = ctx.with_overrides(home=home)
+    filters, collected_data = as_filters(filters), as_mapping(collected_data, "collected_data")
     raw: Mapping[str, Any] = {"question": question, "filters": filters, "collected_data": collected_data,
                               "max_tokens": max_tokens, "mode": mode, "artifact_type": artifact_type}
     timed, seen = _Timer(), {}
@@ -96,6 +103,7 @@ def answer(question: str, *, ctx: Context | None = None, home: str | Path | None
 
 def _answer(ctx: Context, raw: Mapping[str, Any], access: Access, timed: _Timer,
             seen: dict[str, Any]) -> dict[str, Any]:
+    validate(raw, ctx)  # argument errors before the knowledge base is opened, as in the graph's intake
     kb = open_snapshot(ctx)
     clock = ModelClock(ctx.llm_deadline)
     inquiry = seen["inquiry"] = timed("intake", understand, kb, ctx, raw, access)

@@ -1,4 +1,5 @@
-"""The query log: one record per answer, whichever surface asked, kept in the home's database.
+"""The query log: one record per answer, whichever surface asked, kept in the knowledge base's store
+(the home's SQLite file, or the PostgreSQL database every replica shares).
 
 Where records are written (each answer exactly once):
   - the graph's last node, `record` (nodes/record.py), for every run of the compiled graph: the
@@ -31,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Context
-from ..store.sqlite import Store
+from ..store import Store, open_store, resolve_url, store_exists
 from .access import UNRESTRICTED, Access
 from .privacy import masked
 
@@ -39,8 +40,8 @@ log = logging.getLogger("citewise.querylog")
 
 SURFACES = ("http", "run_api", "cli", "python", "engine", "graph")
 _SURFACE: ContextVar[str | None] = ContextVar("citewise_surface", default=None)
-_STORES: dict[Path, Store] = {}
-_PRUNED: dict[Path, float] = {}
+_STORES: dict[tuple[Path, str], Store] = {}
+_PRUNED: dict[tuple[Path, str], float] = {}
 _LOCK = threading.Lock()
 PRUNE_EVERY_SECONDS = 60.0
 MAX_QUESTION = 1000
@@ -125,14 +126,14 @@ def build_record(*, surface: str, question: Any, filters: Any = None, mode: Any 
     }
 
 
-def _store(home: Path) -> Store | None:
-    """The home's store, or None when the home has no database (nothing was ever ingested there):
-    a question asked of a wrong home must not create one."""
-    home = Path(home).resolve()
+def _store(ctx: Context) -> Store | None:
+    """The context's store, or None when the home has no database (nothing was ever ingested there):
+    a question asked of a wrong home must not create one. With a database URL it is PostgreSQL."""
+    key = (ctx.home_path.resolve(), resolve_url(ctx.database_url))
     with _LOCK:
-        store = _STORES.get(home)
-        if store is None and Store.exists(home):
-            store = _STORES[home] = Store(home)
+        store = _STORES.get(key)
+        if store is None and store_exists(*key):
+            store = _STORES[key] = open_store(*key)
         return store
 
 
@@ -141,7 +142,7 @@ def write(ctx: Context, record: dict[str, Any]) -> str | None:
     if not ctx.query_log:
         return None
     try:
-        store = _store(ctx.home_path)
+        store = _store(ctx)
         if store is None:
             return None
         query_id = store.log_query(record)
@@ -157,16 +158,17 @@ def _prune(store: Store, ctx: Context) -> None:
     if ctx.query_log_retention_days <= 0:
         return
     now = time.time()
+    key = (ctx.home_path.resolve(), resolve_url(ctx.database_url))
     with _LOCK:
-        if now - _PRUNED.get(store.home, 0.0) < PRUNE_EVERY_SECONDS:
+        if now - _PRUNED.get(key, 0.0) < PRUNE_EVERY_SECONDS:
             return
-        _PRUNED[store.home] = now
+        _PRUNED[key] = now
     store.prune_queries(now - ctx.query_log_retention_days * 86400)
 
 
 def open_log(ctx: Context) -> Store | None:
     """The store holding the context's query log (None when the home has no database)."""
-    return _store(ctx.home_path)
+    return _store(ctx)
 
 
 @contextlib.contextmanager

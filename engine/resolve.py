@@ -41,7 +41,8 @@ def resolve(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, collected: dict[s
                        extra_filter={"chunk_type": {"$in": RULE_TYPES}})
     full = search(kb, ctx, inquiry, facet_filters=facet_filters, k=SEARCH_DEPTH, strategy=strategy)
     structured = {d for d, info in kb.docs.items() if info.structured}
-    ranked = rank_articles([rule_hits.hits, full.hits], structured)
+    ranked = rank_articles([rule_hits.hits, full.hits], structured,
+                           orders=[article_similarity(kb, inquiry.question, rule_hits.hits + full.hits, structured)])
     out = Resolution(covered=bool(ranked) and full.relevance.score >= ctx.relevance_threshold,
                      relevance=full.relevance, candidates=ranked, filters=full.filters, relaxed=full.relaxed,
                      facet_filters=facet_filters, collected=collected)
@@ -101,15 +102,32 @@ def match_choice(value: str, choices: list[str]) -> str | None:
     return found[0] if len(found) == 1 or (found and normalize_key(found[0]) == normalize_key(value)) else None
 
 
-def rank_articles(rankings: list[list[Any]], structured: set[str], k: int = 10) -> list[ArticleCandidate]:
-    """Article candidates from several chunk rankings by document-level reciprocal rank fusion.
+def article_similarity(kb: KnowledgeBase, question: str, hits: list[Any], structured: set[str]) -> list[str]:
+    """The candidate articles ordered by how close the question is to each article as a whole (its mean
+    chunk vector): everyday wording that matches no single chunk well can still be about one article."""
+    candidates = list(dict.fromkeys(h.doc_id for h in hits if h.doc_id in structured))
+    if len(candidates) < 2:
+        return candidates
+    query = kb.embedder.embed_query(question)
+    scored = [(float(v @ query), d) for d in candidates if (v := kb.doc_vector(d)) is not None]
+    return [d for _, d in sorted(scored, key=lambda x: (-x[0], x[1]))]
+
+
+def rank_articles(rankings: list[list[Any]], structured: set[str], k: int = 10,
+                  orders: list[list[str]] | None = None) -> list[ArticleCandidate]:
+    """Article candidates from several chunk rankings (and article orders) by document-level reciprocal
+    rank fusion.
 
     Each ranking lists a document at the rank of its best chunk; a document's score is the sum of
     1 / (k + rank) over rankings. A small k rewards being first, which is what choosing one
-    governing article needs. Only structured articles (front matter) can govern an inquiry.
+    governing article needs. Only structured articles (front matter) can govern an inquiry; an
+    `orders` list ranks the same candidates another way (it adds no new ones).
     """
     scores: dict[str, float] = {}
     info: dict[str, ArticleCandidate] = {}
+    for order_ in orders or []:
+        for rank, doc in enumerate(order_, start=1):
+            scores[doc] = scores.get(doc, 0.0) + 1.0 / (k + rank)
     for hits in rankings:
         order: list[str] = []
         for h in hits:

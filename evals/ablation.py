@@ -32,10 +32,10 @@ class Bench:
     def __init__(self, dataset: Path, tune: str, report: str):
         from ..retrieval.embeddings import get_embedder
         from ..retrieval.snapshot import index_text
-        from ..store.sqlite import Store
+        from ..store import open_store
 
         home = prepare(dataset)
-        self.store = Store(home)
+        self.store = open_store(home)
         rows = list(self.store.iter_chunks())
         self.titles = [r["title"] for r in rows]
         self.bodies = [r["text"] for r in rows]

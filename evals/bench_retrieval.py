@@ -93,12 +93,12 @@ def citewise_system(home: Path, **_: Any) -> tuple[Callable[[str], list[str]], f
     from ..config import Context
     from ..retrieval.hybrid import SearchParams
     from ..retrieval.snapshot import build_indexes, forget, open_kb
-    from ..store.sqlite import Store
+    from ..store import open_store
 
     ctx = Context()
     started = time.perf_counter()
     forget(home)
-    build_indexes(Store(home))
+    build_indexes(open_store(home))
     kb = open_kb(home)
     build = time.perf_counter() - started
     params = SearchParams(k=DEPTH, candidate_k=max(ctx.candidate_k, DEPTH), method="hybrid", fusion=ctx.fusion,

@@ -189,27 +189,91 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
 def run(questions: list[dict[str, Any]], home: Path, *, split: str = "all",
         answer: Callable[..., dict[str, Any]] | None = None, **context: Any) -> dict[str, Any]:
     """Answer each entry of the split and judge it; the report holds totals, per-category rates and rows."""
+    rows = []
+    for entry in [q for q in questions if split == "all" or split_of(q["id"]) == split]:
+        result, ms = answer_entry(entry, home, answer, context)
+        rows.append({**judge(entry, result), "confidence": result.get("confidence"), "latency_ms": ms})
+    return report_of(rows, split)
+
+
+def answer_entry(entry: dict[str, Any], home: Path, answer: Callable[..., dict[str, Any]] | None,
+                 context: dict[str, Any]) -> tuple[dict[str, Any], float]:
+    """One entry answered as a caller would ask it (mode, artifact type, filters, collected data), timed."""
     if answer is None:
         from ..api import ask as answer
-    chosen = [q for q in questions if split == "all" or split_of(q["id"]) == split]
-    rows, latencies = [], []
-    for entry in chosen:
-        started = time.perf_counter()
-        kind = {"mode": "artifact", "artifact_type": entry["artifact_type"]} if entry.get("artifact_type") else {
-            "mode": entry.get("mode")}
-        result = answer(entry["question"], home=home, collected_data=entry.get("collected_data"),
-                        filters=entry.get("filters"), **kind, **context)
-        latencies.append((time.perf_counter() - started) * 1000)
-        rows.append({**judge(entry, result), "confidence": result.get("confidence"),
-                     "latency_ms": round(latencies[-1], 1)})
-    latencies.sort()
+    kind = {"mode": "artifact", "artifact_type": entry["artifact_type"]} if entry.get("artifact_type") else {
+        "mode": entry.get("mode")}
+    started = time.perf_counter()
+    result = answer(entry["question"], home=home, collected_data=entry.get("collected_data"),
+                    filters=entry.get("filters"), **kind, **context)
+    return result, round((time.perf_counter() - started) * 1000, 1)
+
+
+def report_of(rows: list[dict[str, Any]], split: str) -> dict[str, Any]:
+    latencies = sorted(r["latency_ms"] for r in rows)
     n = len(rows)
     categories = sorted({r["category"] for r in rows})
     return {"split": split, **summarize(rows),
             "by_category": {c: summarize([r for r in rows if r["category"] == c]) for c in categories},
-            "latency_ms_p50": round(latencies[n // 2], 1) if n else None,
-            "latency_ms_p95": round(latencies[min(n - 1, int(n * 0.95))], 1) if n else None,
+            "latency_ms_p50": latencies[n // 2] if n else None,
+            "latency_ms_p95": latencies[min(n - 1, int(n * 0.95))] if n else None,
             "rows": rows}
+
+
+def run_langsmith(questions: list[dict[str, Any]], home: Path, *, name: str, split: str = "all",
+                  answer: Callable[..., dict[str, Any]] | None = None, **context: Any) -> dict[str, Any]:
+    """The same answers and the same judge, run through `langsmith.evaluate` so LangSmith users see them.
+
+    Examples stay in memory and nothing is uploaded unless LANGSMITH_API_KEY is set; then the set is
+    kept as the dataset `citewise-<name>` (examples upserted by entry id) and the experiment uploaded.
+    Each check the judge makes is one feedback key, plus `pass`.
+    """
+    import logging
+    import os
+    import uuid
+    import warnings
+
+    from langsmith import Client, evaluate
+    from langsmith.schemas import Example
+
+    chosen = {q["id"]: q for q in questions if split == "all" or split_of(q["id"]) == split}
+    upload = bool(os.environ.get("LANGSMITH_API_KEY"))
+    ids = {qid: uuid.uuid5(uuid.NAMESPACE_URL, f"citewise:{name}:{qid}") for qid in chosen}
+    if upload:
+        client = Client()
+        dataset = (client.read_dataset(dataset_name=f"citewise-{name}") if client.has_dataset(
+            dataset_name=f"citewise-{name}") else client.create_dataset(f"citewise-{name}"))
+        known = {e.id for e in client.list_examples(dataset_id=dataset.id)}
+        new = [qid for qid in chosen if ids[qid] not in known]
+        if new:
+            client.create_examples(ids=[ids[q] for q in new], inputs=[{"entry_id": q} for q in new],
+                                   outputs=[{"entry": chosen[q]} for q in new], dataset_id=dataset.id)
+        data: Any = [e for e in client.list_examples(dataset_id=dataset.id) if e.id in set(ids.values())]
+    else:
+        logging.getLogger("langsmith.client").setLevel(logging.ERROR)  # offline: no "cannot reach" noise
+        data = [Example(id=ids[qid], inputs={"entry_id": qid}, outputs={"entry": entry}, dataset_id=uuid.uuid4())
+                for qid, entry in chosen.items()]
+    latency: dict[str, float] = {}
+
+    def target(inputs: dict[str, Any]) -> dict[str, Any]:
+        result, latency[inputs["entry_id"]] = answer_entry(chosen[inputs["entry_id"]], home, answer, context)
+        return result
+
+    def checks(run: Any, example: Any) -> dict[str, Any]:
+        row = judge(example.outputs["entry"], run.outputs or {})
+        return {"results": [{"key": "pass", "score": int(row["pass"])},
+                            *({"key": c, "score": int(ok)} for c, ok in row["checks"].items())]}
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*upload_runs.*beta")
+        results = evaluate(target, data=data, evaluators=[checks], upload_runs=upload, max_concurrency=0,
+                           experiment_prefix=f"citewise-{name}-{split}", metadata={"split": split, "set": name})
+    rows = []
+    for item in results:
+        entry = item["example"].outputs["entry"]
+        out = item["run"].outputs or {}
+        rows.append({**judge(entry, out), "confidence": out.get("confidence"), "latency_ms": latency[entry["id"]]})
+    return report_of(rows, split)
 
 
 def prepared_home(eval_set: EvalSet, tmp: Path) -> Path:
@@ -282,6 +346,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--synonyms", action="store_true",
                         help="report the BM25 rank of the expected article with and without synonym expansion")
+    parser.add_argument("--langsmith", action="store_true",
+                        help="run through langsmith.evaluate (uploaded when LANGSMITH_API_KEY is set)")
+    parser.add_argument("--runs-home", type=Path,
+                        help="the home whose database keeps this run (default: --home, else the configured home)")
+    parser.add_argument("--no-record", action="store_true", help="do not store this run as an EvalRun")
     args = parser.parse_args(argv)
     eval_set = SETS[args.set]
     if args.questions:
@@ -289,7 +358,21 @@ def main(argv: list[str] | None = None) -> int:
     questions = load_questions(eval_set.questions)
     with tempfile.TemporaryDirectory(prefix="citewise-eval-") as tmp:
         home = args.home or prepared_home(eval_set, Path(tmp))
-        report = synonym_effect(questions, home) if args.synonyms else run(questions, home, split=args.split)
+        if args.synonyms:
+            report = synonym_effect(questions, home)
+        elif args.langsmith:
+            report = run_langsmith(questions, home, name=eval_set.name, split=args.split)
+        else:
+            report = run(questions, home, split=args.split)
+    if not args.synonyms and not args.no_record:
+        from ..config import Context
+        from .runs import configuration, from_report, save
+
+        runs_home = args.runs_home or args.home or Context().home_path
+        record = from_report("questions", eval_set.name, report,
+                             configuration(Context(), langsmith=args.langsmith))
+        report["eval_run"] = save(record, runs_home)
+        print(f"stored as eval run {report['eval_run']} in {runs_home} (citewise eval runs)", file=sys.stderr)
     if args.json:
         json.dump(report, sys.stdout, indent=2)
         sys.stdout.write("\n")

@@ -23,6 +23,7 @@ Where the engine's routes say "end", the graph goes to `record`, its one way out
 
 from __future__ import annotations
 
+import sys
 from typing import Any, Literal
 
 from langgraph.graph import END, START, StateGraph
@@ -120,6 +121,11 @@ def build_graph(*, checkpointer: Any = None, name: str = "kb_agent", context_sch
 graph = build_graph()
 # What `langgraph dev` serves: a run that changes an operator setting (home, URLs, prompts...) is refused.
 served = build_graph(context_schema=ServedContext)
+
+if "langgraph_api" in sys.modules:  # served by `langgraph dev` / langgraph-api: user errors log one line
+    from .server_log import install
+
+    install()
 
 
 def as_tool(name: str = "citewise_kb", **context: Any) -> Any:

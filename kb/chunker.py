@@ -32,6 +32,11 @@ class Chunk:
     position: dict[str, Any] = field(default_factory=dict)
 
 
+# A token of cl100k spans at most a few dozen characters: `size` tokens always fit in this many
+# characters per token, so cutting a long run of text needs to tokenize only a window of that length.
+_CHARS_PER_TOKEN_BOUND = 32
+
+
 def _split_table(unit: str, size: int) -> list[str] | None:
     """A pipe table too big for one chunk, cut between rows with the header rows repeated in every
     piece (a row read without its header means nothing); None when `unit` is not a table."""
@@ -61,12 +66,19 @@ def _split_table(unit: str, size: int) -> list[str] | None:
 
 
 def _fit_prose(unit: str, size: int) -> list[str]:
+    """Sentences first, tokens last.
+
+    A sentence longer than `size` is cut piece by piece, each cut made in a window of the text that
+    follows (not in the whole rest of it), so a megabyte without a sentence end costs linear time —
+    re-tokenizing the whole remainder for every piece made such a text take minutes.
+    """
     pieces: list[str] = []
     for sentence in split_sentences(unit):
-        while count_tokens(sentence) > size:
-            head = truncate_to_tokens(sentence, size)
+        window = size * _CHARS_PER_TOKEN_BOUND
+        while len(sentence) > window or count_tokens(sentence) > size:
+            head = truncate_to_tokens(sentence[:window], size)
             if not head.strip():
-                head = sentence[: max(1, len(sentence) // 2)]
+                head = sentence[: max(1, min(len(sentence), window) // 2)]
             pieces.append(head)
             sentence = sentence[len(head):].lstrip()
         if sentence:

@@ -3,35 +3,58 @@
     ingest = triage every file (unchanged ones stop here);
              for each changed file: [convert] -> plan_file -> write_file;  then write_synonyms, prune, reindex
 
-Unchanged files (same bytes, same tags) are skipped without parsing; a changed file replaces its
-documents' chunks in one transaction; documents that vanished from a re-ingested file are removed; `prune`
-removes documents whose files are gone. Office documents, web pages and transcripts are converted by
-`kb.convert` and keep their source positions (page, slide, heading path, time range) per chunk.
+Unchanged files (same bytes, same tags) are skipped without parsing; each changed document replaces
+its chunks in its own transaction (so a killed ingest leaves whole documents, and the rerun skips
+those by hash); documents that vanished from a re-ingested file are removed, and the file's hash
+recorded, in a last transaction; `prune` removes documents whose files are gone. Office documents,
+web pages and transcripts are converted by `kb.convert` and keep their source positions (page,
+slide, heading path, time range) per chunk.
 
 Every input that cannot be ingested — a missing path, an unsupported type, an empty, unreadable,
 encrypted, scanned or corrupt file, a malformed article or BEIR line — is reported and skipped
 (`Summary.skipped`, one entry each), never fatal to the batch, and reported again on every ingest
 until it is fixed or removed (its bytes are not recorded). A file that fails keeps the documents an
 earlier version of it left in the store: a broken upload must not delete an article.
+
+Faults: each document is written in its own transaction and the file's hash goes last, and embeddings
+come after every file is stored, so a kill at any moment leaves the store consistent (whole documents)
+and the previous index in use; the rerun re-stores what is missing and always completes an index that
+is behind the store (or damaged). A failure of the store itself (a damaged, locked, read-only or full
+SQLite file; PostgreSQL unreachable) stops the ingest with a `StoreError` instead of skipping file after
+file. Ctrl-C (or SIGTERM) stops at the next safe point — after the file being written, or after the
+batch being embedded, whose vectors are cached — with `Interrupted` saying what is done and what to run.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import logging
 import os
-import sqlite3
+import signal
+import sys
+import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..arguments import as_paths
 from ..config import Context
 from ..errors import ConfigError, IngestError, InputError
 from ..retrieval.embeddings import Embedder, get_embedder
-from ..retrieval.snapshot import build_indexes, build_lock, forget, is_current, recorded_model
-from ..store.sqlite import Store
+from ..retrieval.snapshot import (
+    build_indexes,
+    build_lock,
+    check_snapshot,
+    clean_stale_builds,
+    forget,
+    recorded_model,
+    refuse_truncated_store,
+)
+from ..store import Store, check_home, is_database_error, open_store, store_exists
 from .access import with_access_metadata
 from .articles import PARSER_VERSION, QUARANTINED, Document, content_hash, metadata_value
 from .chunker import Chunk, chunk_document
@@ -53,6 +76,7 @@ from .parallel import Conversion, conversions, convert_one
 from .progress import Progress, choose_mode
 from .synonyms import load_synonyms
 
+log = logging.getLogger(__name__)
 # One article cannot flood an answer: more fields or rules than this is not an article, it is a skip.
 MAX_FIELDS, MAX_RULES = 50, 50
 # chunk metadata keys citewise sets itself: a --tag may not shadow them
@@ -134,7 +158,7 @@ def ingest(paths: Iterable[str | Path], home: str | Path | None = None, *, prune
     ctx = context or Context()
     if home is not None:
         ctx = ctx.with_overrides(home=str(home))
-    paths = [Path(p) for p in paths]
+    paths = as_paths(paths)
     if not paths:
         raise InputError("nothing to ingest: give at least one file or folder")
     tags = check_tags(tags)
@@ -142,44 +166,50 @@ def ingest(paths: Iterable[str | Path], home: str | Path | None = None, *, prune
     files, synonym_files, problems = discover(paths)
     if problems and not files and not synonym_files:
         raise InputError("; ".join(f"{path}: {reason}" for path, reason in problems))
+    check_home(ctx.home_path, write=True)  # a file or an unwritable directory is a StoreError, before any work
     embedder = _embedder_for(ctx)
-    store = Store(ctx.home_path)
+    store = open_store(ctx.home_path, ctx.database_url)
+    clean_stale_builds(ctx.home_path)  # what a killed ingest left; a live builder's temporaries are kept
     display = Progress(choose_mode(progress))
     summary = Summary(home=str(ctx.home_path), files_seen=len(files), tags=dict(tags))
     for path, reason in problems:
         summary.skip(path, reason, warning=True)
     reparse = store.get_meta("parser_version") != PARSER_VERSION  # unchanged bytes, changed meaning
     changed = False
-    step = display.phase("documents", len(files), "file")
-    pending: list[tuple[SourceFile, str]] = []
-    for source in files:
-        kind = triage(source, store, reparse, tags)
-        if kind is None:
-            summary.files_unchanged += 1
-            step(1)
-        else:
-            pending.append((source, kind))
-    results = conversions([s.path for s, kind in pending if converts(kind)], convert_options(ctx), workers)
-    try:
-        for source, kind in pending:
-            conversion = next(results) if converts(kind) else None
-            changed |= ingest_file(source, store, ctx, reparse, summary, tags, conversion)
-            step(1)
-    finally:
-        results.close()
-    display.close()
-    if reparse and files:
-        with store.transaction() as conn:
-            store.set_meta(conn, "parser_version", PARSER_VERSION)
-    changed |= write_synonyms(synonym_files, store, summary)
-    if prune:
-        changed |= prune_missing(store, summary)
-    summary.timings["documents"] = round(time.perf_counter() - started, 3)
-    summary.reindexed = reindex_if_needed(store, embedder, ctx, changed, display, summary)
-    display.close()
+    with safe_points() as stop:
+        step = display.phase("documents", len(files), "file")
+        pending: list[tuple[SourceFile, str]] = []
+        for source in files:
+            kind = triage(source, store, reparse, tags)
+            if kind is None:
+                summary.files_unchanged += 1
+                step(1)
+            else:
+                pending.append((source, kind))
+        results = conversions([s.path for s, kind in pending if converts(kind)], convert_options(ctx), workers)
+        try:
+            for done, (source, kind) in enumerate(pending, start=summary.files_unchanged):
+                stop.check(f"after {done} of {len(files)} file(s): each of them is wholly in the store, the others "
+                           "are untouched")
+                conversion = next(results) if converts(kind) else None
+                changed |= ingest_file(source, store, ctx, reparse, summary, tags, conversion)
+                step(1)
+        finally:
+            results.close()
+        display.close()
+        if reparse and files:
+            with store.transaction() as conn:
+                store.set_meta(conn, "parser_version", PARSER_VERSION)
+        changed |= write_synonyms(synonym_files, store, summary)
+        if prune:
+            changed |= prune_missing(store, summary)
+        summary.timings["documents"] = round(time.perf_counter() - started, 3)
+        summary.reindexed = reindex_if_needed(store, embedder, ctx, changed, display, summary, stop)
+        display.close()
     prepare_query_model(embedder)
     summary.files_skipped = len({entry["path"] for entry in summary.skipped})
     docs, chunks = store.count()
+    store.checkpoint()  # the store's file is complete on its own (SQLite's write-ahead log folded in)
     return {**summary.as_dict(), "documents_total": docs, "chunks_total": chunks,
             "seconds": round(time.perf_counter() - started, 3)}
 
@@ -236,9 +266,9 @@ def ingest_file(source: SourceFile, store: Store, ctx: Context, reparse: bool, s
         return write_file(plan, store, summary) if plan is not None else False
     except IngestError as exc:
         summary.skip_error(key, exc)
-    except sqlite3.Error:
-        raise  # the store itself failed: not this file's fault, and every later file would fail too
     except Exception as exc:  # a bug on one odd file must not cost the rest of the batch
+        if is_database_error(exc):
+            raise  # the store itself failed: not this file's fault, and every later file would fail too
         if os.environ.get("CITEWISE_DEBUG"):
             raise
         summary.skip(key, f"could not ingest ({type(exc).__name__}: {' '.join(str(exc).split())[:200]})")
@@ -344,35 +374,51 @@ def apply_metadata(doc: Document, tags: dict[str, Any]) -> None:
 
 
 def write_file(plan: FilePlan, store: Store, summary: Summary) -> bool:
-    """Apply one file's plan in one transaction; True when the store's content changed. Each chunk's
-    position records the generation this transaction creates (the spec's `indexVersion`)."""
+    """Apply one file's plan: one transaction per document, then one for removals and the file's hash.
+
+    The hash goes last, so a file whose ingest was interrupted is planned again next time; its
+    documents already written are then unchanged by hash and skipped. Every transaction that
+    changes content bumps the generation, so each generation names one committed state, and each
+    chunk's position records the generation its document's transaction created (the spec's
+    `indexVersion`).
+    """
     key = str(plan.source.path)
     summary.documents_unchanged += plan.unchanged_documents
+    for w in plan.writes:
+        metadata = {**w.doc.metadata, **({QUARANTINED: True} if w.doc.quarantine else {})}
+        with store.transaction() as conn:
+            version = int(store.get_meta("generation", "0") or 0) + 1
+            _put(store, conn, key, w, metadata, version)
+            # The generation row is updated after the document's lock is held (the order every writer
+            # keeps); when another machine committed in between, the document is written again with
+            # the generation this transaction really creates (it holds both locks now).
+            created = store.bump_generation(conn)
+            if created != version:
+                _put(store, conn, key, w, metadata, created)
+        if w.doc.doc_id in plan.previous:
+            summary.documents_updated += 1
+        else:
+            summary.documents_added += 1
+        summary.chunks_written += len(w.chunks)
+        kind = w.doc.source_type or "markdown"
+        summary.source_types[kind] = summary.source_types.get(kind, 0) + 1
     with store.transaction() as conn:
-        version = int(store.get_meta("generation", "0") or 0) + 1
-        for w in plan.writes:
-            if w.doc.doc_id in plan.previous:
-                summary.documents_updated += 1
-            else:
-                summary.documents_added += 1
-            for chunk in w.chunks:
-                chunk.position["indexVersion"] = version
-            metadata = {**w.doc.metadata, **({QUARANTINED: True} if w.doc.quarantine else {})}
-            store.put_document(conn, doc_id=w.doc.doc_id, source=key, title=w.doc.title, metadata=metadata,
-                               content_hash=w.doc.content_hash, structured=w.doc.structured, fields=w.fields,
-                               guardrails=w.rules, chunks=w.chunks)
-            summary.chunks_written += len(w.chunks)
-            kind = w.doc.source_type or "markdown"
-            summary.source_types[kind] = summary.source_types.get(kind, 0) + 1
         summary.documents_removed += store.delete_documents(conn, plan.gone)
         if plan.record:
             stat = plan.source.path.stat()
             store.record_source(conn, key, plan.digest, stat.st_size, stat.st_mtime)
-        changed = bool(plan.writes or plan.gone)
-        if changed:
+        if plan.gone:
             store.bump_generation(conn)
     summary.files_ingested += 1
-    return changed
+    return bool(plan.writes or plan.gone)
+
+
+def _put(store: Store, conn: Any, key: str, w: DocumentWrite, metadata: dict[str, Any], version: int) -> None:
+    for chunk in w.chunks:
+        chunk.position["indexVersion"] = version
+    store.put_document(conn, doc_id=w.doc.doc_id, source=key, title=w.doc.title, metadata=metadata,
+                       content_hash=w.doc.content_hash, structured=w.doc.structured, fields=w.fields,
+                       guardrails=w.rules, chunks=w.chunks)
 
 
 def write_synonyms(paths: list[Path], store: Store, summary: Summary) -> bool:
@@ -411,22 +457,85 @@ def prune_missing(store: Store, summary: Summary) -> bool:
 
 
 def reindex_if_needed(store: Store, embedder: Embedder, ctx: Context, changed: bool, display: Progress | None = None,
-                      summary: Summary | None = None) -> bool:
-    """Rebuild the snapshot when content changed or the current one is not of the store's generation
-    (e.g. a previous ingest was killed during its index build)."""
+                      summary: Summary | None = None, stop: SafePoints | None = None) -> bool:
+    """Rebuild the snapshot when content changed or the current one is not a sound build of the store's
+    generation (a previous ingest was killed during its index build; a damaged index file)."""
     chunks = store.count()[1]
-    if not chunks or (not changed and is_current(store.home, store.generation())):
+    if not chunks or (not changed and _index_current(store)):
         return False
     display = display or Progress()
     with build_lock(store.home):
-        if is_current(store.home, store.generation()):
+        if _index_current(store):
             return False
-        manifest = build_indexes(store, embedder, progress=display.phase("embedding", chunks, "chunk"),
-                                 vector_store=ctx.vector_store)
+        step = with_safe_points(display.phase("embedding", chunks, "chunk"), stop, chunks)
+        manifest = build_indexes(store, embedder, progress=step, vector_store=ctx.vector_store)
     if summary is not None:
         summary.timings["index"] = manifest.get("seconds", 0.0)
         summary.timings["embedding"] = manifest.get("embedding_seconds", 0.0)
     return True
+
+
+def _index_current(store: Store) -> bool:
+    status = check_snapshot(store.home, store.generation(), store_id=store.store_id())
+    if status.state in ("damaged", "outdated"):
+        log.warning("citewise: the index of %s is %s (%s): rebuilding it", store.home, status.state, status.detail)
+    return status.state == "current"
+
+
+def with_safe_points(step: Callable[[int], None], stop: SafePoints | None, total: int) -> Callable[[int], None]:
+    """The embedding phase's progress callback, each call also a safe point: the embedder reports a slice
+    of chunks only once its vectors are cached, so stopping there loses nothing already embedded."""
+    if stop is None:
+        return step
+    done = [0]
+
+    def checked(n: int) -> None:
+        done[0] += n
+        step(n)
+        stop.check(f"while embedding ({done[0]} of {total} chunks done, their vectors cached): the store holds "
+                   "every file of this ingest, the index was not rebuilt")
+
+    return checked
+
+
+class Interrupted(KeyboardInterrupt):
+    """An ingest stopped at a safe point on Ctrl-C or SIGTERM; the message says what was kept and what to run."""
+
+
+class SafePoints:
+    """A stop request (signal) honoured only where stopping leaves everything consistent."""
+
+    def __init__(self) -> None:
+        self.requested = threading.Event()
+
+    def check(self, where: str) -> None:
+        if self.requested.is_set():
+            raise Interrupted(f"interrupted {where}; answers use the previous index until the same ingest is run "
+                              "again, which continues from here (embedded batches are cached)")
+
+
+@contextlib.contextmanager
+def safe_points() -> Iterator[SafePoints]:
+    """While ingesting, the first SIGINT/SIGTERM only asks to stop at the next safe point; a second one
+    stops at once (the store's transactions still keep it consistent). Signals can be handled only in
+    the main thread, and a handler the host application installed is left alone."""
+    stop = SafePoints()
+    installed: dict[int, Any] = {}
+    if threading.current_thread() is threading.main_thread():
+        def ask_to_stop(signum: int, frame: Any) -> None:
+            if stop.requested.is_set():
+                raise KeyboardInterrupt
+            stop.requested.set()
+            sys.stderr.write("\ncitewise: stopping after the current step (press Ctrl-C again to stop now)\n")
+
+        for sig, default in ((signal.SIGINT, signal.default_int_handler), (signal.SIGTERM, signal.SIG_DFL)):
+            if signal.getsignal(sig) is default:
+                installed[sig] = signal.signal(sig, ask_to_stop)
+    try:
+        yield stop
+    finally:
+        for sig, previous in installed.items():
+            signal.signal(sig, previous)
 
 
 def reindex(home: str | Path | None = None, *, context: Context | None = None,
@@ -437,16 +546,20 @@ def reindex(home: str | Path | None = None, *, context: Context | None = None,
         ctx = ctx.with_overrides(home=str(home))
     if embedding_model:
         ctx = ctx.with_overrides(embedding_model=embedding_model)
-    if not Store.exists(ctx.home_path):
+    if not store_exists(ctx.home_path, ctx.database_url):
         raise InputError(f"no knowledge base at {ctx.home_path}")
+    store = open_store(ctx.home_path, ctx.database_url)
+    if store.kind == "sqlite" and store.count()[0] == 0:
+        refuse_truncated_store(ctx.home_path)  # an index is never rebuilt from a store that lost its content
     embedder = _embedder_for(ctx, switching=bool(embedding_model))
-    store = Store(ctx.home_path)
-    with build_lock(store.home):
+    with safe_points() as stop, build_lock(store.home):
         forget(ctx.home_path)
         display = Progress(choose_mode(progress))
-        step = display.phase("embedding", store.count()[1], "chunk")
+        total = store.count()[1]
+        step = with_safe_points(display.phase("embedding", total, "chunk"), stop, total)
         manifest = build_indexes(store, embedder, progress=step, vector_store=ctx.vector_store, full_sync=True)
         display.close()
+    store.checkpoint()
     return {"home": str(ctx.home_path), **manifest}
 
 

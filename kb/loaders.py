@@ -70,6 +70,9 @@ def discover(paths: list[Path]) -> tuple[list[SourceFile], list[Path], list[tupl
             else:
                 problems.append((str(raw), unsupported_reason(root)))
             continue
+        if not root.is_dir():  # a device, a FIFO: reading one could block or never end
+            problems.append(f"{raw}: not a regular file or directory")
+            continue
         if (root / SYNONYMS_FILE).is_file():
             synonyms.append(root / SYNONYMS_FILE)
         for path in sorted(root.rglob("*")):

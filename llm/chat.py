@@ -105,9 +105,13 @@ def invoke(model: Any, messages: list[tuple[str, str]], clock: ModelClock, *, pe
         except openai.APIError as exc:  # 4xx, or a body the client cannot parse
             clock.spent += time.monotonic() - started
             raise ModelFault(f"model request failed: {type(exc).__name__}: {str(exc)[:160]}") from None
-        except ValueError as exc:  # e.g. json.JSONDecodeError: a 200 whose body is not JSON
+        except Exception as exc:
+            # A 200 whose body is not a chat completion fails inside the client, in ways that depend on the
+            # body and the path: JSONDecodeError for a JSON content type; for an HTML page from a proxy the
+            # client hands langchain a str (AttributeError: no .choices), and a stream of it yields no chunk
+            # (AssertionError). Whatever the third-party call raised, the answer falls back, with the type noted.
             clock.spent += time.monotonic() - started
-            raise ModelFault(f"model reply unreadable: {type(exc).__name__}") from None
+            raise ModelFault(f"model reply unreadable (not a chat completion): {type(exc).__name__}") from None
         clock.spent += time.monotonic() - started
         usage = getattr(reply, "usage_metadata", None) or {}
         clock.usage["prompt_tokens"] += int(usage.get("input_tokens") or 0)

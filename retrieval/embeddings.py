@@ -48,6 +48,24 @@ def cache_dir() -> Path:
     return Path(os.environ.get("CITEWISE_CACHE_DIR") or Path.home() / ".cache" / "citewise").expanduser()
 
 
+def torch_threads() -> int:
+    """Intra-op threads for MiniLM: `CITEWISE_TORCH_THREADS`, else the CPUs this process may use.
+
+    On CPUs shared with other work, one thread can be far faster than several, because each operator
+    waits for helper threads that are not scheduled (RELIABILITY.md: a 10,000-chunk ingest embedded in
+    136 s with one thread and 378 s with two, on two cores running other jobs). An operator who knows
+    the machine is shared, or who serves many questions at once, sets it to 1; a lone ingest on an idle
+    machine keeps every CPU.
+    """
+    raw = os.environ.get("CITEWISE_TORCH_THREADS", "").strip()
+    if raw.isdigit() and int(raw) > 0:
+        return int(raw)
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
 def _load_sentence_transformer(path: str):
     """Load once per process; HF_HUB_OFFLINE guarantees no hub call even if a file were missing."""
     with _MODEL_LOCK:
@@ -61,7 +79,7 @@ def _load_sentence_transformer(path: str):
             import torch
             from sentence_transformers import SentenceTransformer
 
-            torch.set_num_threads(max(1, os.cpu_count() or 1))
+            torch.set_num_threads(torch_threads())
             model = SentenceTransformer(path, device="cpu")
             _MODELS[path] = model
         return model
@@ -207,28 +225,54 @@ class MiniLMEmbedder:
         pooled = vecs.max(axis=0) if self.pooling == "max" else vecs.mean(axis=0)
         return pooled / max(float(np.linalg.norm(pooled)), 1e-12)
 
+    group_windows = 256  # windows per encode: the unit of progress and of a clean interrupt
+
     def window_vectors(self, texts: Sequence[str], progress=None) -> list[np.ndarray]:
-        """Per text, the (n_windows, dim) matrix of its window vectors; cached ones are read."""
-        windows = [self.windows(t) for t in texts]
-        keys = [[text_key(w) for w in ws] for ws in windows]
-        unique = list(dict.fromkeys(k for ks in keys for k in ks))
-        found = self.cache.get_many(self.window_id, unique)
+        """Per text, the (n_windows, dim) matrix of its window vectors; cached ones are read.
+
+        Texts go in groups of about `group_windows` windows: a group is cached as soon as it is encoded
+        and then reported as `progress(n_texts)`, so a long ingest shows progress and an interrupt raised
+        from `progress` loses at most the group in flight (a rerun reads the rest from the cache). A text
+        whose whole-text vector is cached was embedded as one window before: it needs neither the
+        tokenizer nor the model, so rebuilding an index of cached texts does not even load MiniLM.
+        """
+        out: list[np.ndarray | None] = [None] * len(texts)
+        whole = self.cache.get_many(self.window_id, list(dict.fromkeys(text_key(t) for t in texts)))
+        group: list[tuple[int, list[str]]] = []
+        size = cached = 0
+        for i, text in enumerate(texts):
+            hit = whole.get(text_key(text))
+            if hit is not None:
+                out[i] = hit[None, :]
+                cached += 1
+                continue
+            group.append((i, self.windows(text)))
+            size += len(group[-1][1])
+            if size >= self.group_windows:
+                self._embed_group(group, out, progress)
+                group, size = [], 0
+        if cached and progress is not None:
+            progress(cached)
+        if group:
+            self._embed_group(group, out, progress)
+        return out  # type: ignore[return-value]
+
+    def _embed_group(self, group: list[tuple[int, list[str]]], out: list[np.ndarray | None], progress) -> None:
+        keys = [[text_key(w) for w in ws] for _, ws in group]
+        found = self.cache.get_many(self.window_id, list(dict.fromkeys(k for ks in keys for k in ks)))
         todo: dict[str, str] = {}
-        for ws, ks in zip(windows, keys, strict=True):
+        for (_, ws), ks in zip(group, keys, strict=True):
             for w, k in zip(ws, ks, strict=True):
                 if k not in found:
                     todo.setdefault(k, w)
-        pending = list(todo.items())
-        step = 256
-        for start in range(0, len(pending), step):
-            batch = pending[start:start + step]
-            vecs = self._encode([w for _, w in batch])
-            new = {k: v for (k, _), v in zip(batch, vecs, strict=True)}
+        if todo:
+            new = dict(zip(todo, self._encode(list(todo.values())), strict=True))
             self.cache.put_many(self.window_id, new)
             found.update(new)
-            if progress is not None:
-                progress(len(batch))
-        return [np.stack([found[k] for k in ks]) for ks in keys]
+        for (i, _), ks in zip(group, keys, strict=True):
+            out[i] = np.stack([found[k] for k in ks])
+        if progress is not None:
+            progress(len(group))
 
     def embed_documents(self, texts: Sequence[str], progress=None) -> np.ndarray:
         """Pooled, normalised vectors for `texts` in order."""

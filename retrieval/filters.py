@@ -52,6 +52,8 @@ def validate_filter(flt: Any, _path: str = "filter", _depth: int = 0, _count: li
                 raise InputError(f"{where} must be a non-empty list of filters")
             for i, sub in enumerate(value):
                 validate_filter(sub, f"{where}[{i}]", _depth + 1, count)
+        elif not isinstance(key, str):
+            raise InputError(f"{_path}: keys must be strings, got {type(key).__name__}")
         elif key.startswith("$"):
             raise InputError(f"{where}: unknown operator {key!r} (allowed: {', '.join(LOGICAL)})")
         elif isinstance(value, dict):

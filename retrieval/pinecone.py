@@ -77,10 +77,13 @@ class _Precomputed:
         raise ConfigError("citewise embeds queries itself")
 
 
-def namespace_for(home: Path) -> str:
+def namespace_for(home: Path, shared_id: str = "") -> str:
+    """Per home for SQLite; per knowledge base (`shared_id`) for a store that replicas share."""
     explicit = os.environ.get("CITEWISE_PINECONE_NAMESPACE")
     if explicit:
         return explicit
+    if shared_id:
+        return f"kb-{shared_id[:16]}"
     resolved = Path(home).resolve()
     return f"{resolved.name}-{hashlib.sha1(str(resolved).encode()).hexdigest()[:8]}"
 
@@ -105,7 +108,7 @@ class PineconeVectorIndex:
         self.local: Any = None  # an ExactIndex over the same rows, for exact re-scoring
 
     @classmethod
-    def from_env(cls, home: Path, chunk_ids: Sequence[str], model_id: str) -> PineconeVectorIndex:
+    def from_env(cls, home: Path, chunk_ids: Sequence[str], model_id: str, shared_id: str = "") -> PineconeVectorIndex:
         from pinecone import Pinecone
 
         api_key = os.environ.get("PINECONE_API_KEY")
@@ -114,7 +117,7 @@ class PineconeVectorIndex:
             raise ConfigError("vector_store=pinecone needs PINECONE_API_KEY and PINECONE_INDEX_HOST (the index host "
                               "URL; giving only an index name would call the control plane)")
         index = Pinecone(api_key=api_key).Index(host=host)
-        return cls(index, namespace_for(home), chunk_ids, model_id)
+        return cls(index, namespace_for(home, shared_id), chunk_ids, model_id)
 
     # --- model pinning ------------------------------------------------------------------------
     def recorded_model(self) -> str | None:

@@ -44,10 +44,11 @@ from ..engine.facets import combine_filters
 from ..engine.inquiry import validate
 from ..engine.pipeline import open_snapshot, search_passages
 from ..errors import CitewiseError, ConfigError, InputError
-from ..store.sqlite import Store
+from ..store import open_store, store_exists
 from . import tokens
 from .auth import NOBODY, PUBLIC_PATHS, mode
 from .errors import ApiError, from_citewise, invalid, on_api_error, on_http_exception, on_validation_error
+from .guard import RequestGuard
 from .models import (
     AnswerRequest,
     AnswerResponse,
@@ -103,6 +104,7 @@ async def preload(_app: FastAPI) -> AsyncIterator[None]:
 
 app = FastAPI(title="citewise HTTP API", version=VERSION, openapi_url="/v1/openapi.json", docs_url="/v1/docs",
               redoc_url=None, description=__doc__, dependencies=[Depends(known_query_parameters)], lifespan=preload)
+app.add_middleware(RequestGuard)  # global on the LangGraph server too: bounded bodies, runs' input masked
 app.add_exception_handler(RequestValidationError, on_validation_error)
 app.add_exception_handler(ApiError, on_api_error)
 app.add_exception_handler(HTTPException, on_http_exception)
@@ -364,8 +366,8 @@ def health() -> dict[str, Any]:
     """Liveness, the knowledge base's size and generation, and how requests are authenticated."""
     ctx = make_context(None)
     kb = None
-    if Store.exists(ctx.home_path):
-        store = Store(ctx.home_path)
+    if store_exists(ctx.home_path, ctx.database_url):
+        store = open_store(ctx.home_path, ctx.database_url)
         docs, chunks = store.count()
         kb = {"generation": store.generation(), "documents": docs, "chunks": chunks}
     return {"status": "ok" if kb and kb["chunks"] else "not_ingested", "kb": kb, "query_log": ctx.query_log,

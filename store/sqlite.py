@@ -1,28 +1,76 @@
-"""SQLite store of sources, documents and chunks (the source of truth), and the query log.
+"""SQLite store of sources, documents and chunks (the embedded source of truth, one file per home), and
+the query log.
 
 Indexes (BM25, vectors, metadata columns) are derived from this file and can always be rebuilt
 from it. A `generation` counter changes whenever content changes, so a process that cached the
-indexes knows when to reload them. The query log (one row per answer, engine/querylog.py) lives
-here too, so a home's questions and the knowledge they were answered from stay together.
+indexes knows when to reload them. The query log (one row per answer, engine/querylog.py) and eval
+runs live here too, so a home's questions and the knowledge they were answered from stay together.
+The schema is versioned (`PRAGMA user_version`): migrations run in order when a store is opened, so
+an older home is upgraded in place rather than rebuilt.
+
+A file that is not a database, a corrupted page, a read-only or full disk, or a lock held past the
+wait surface as `StoreError` naming the file and what to do (from any query, also mid-iteration),
+never as sqlite3 exceptions: the caller of `citewise reindex` on a damaged store needs to know which
+file and what next.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from ..errors import StoreError
 from ..kb.chunker import Chunk
+from .base import Since, check_limit, log_ids, prepare_record, query_limit, query_log_row, to_epoch
 
-SCHEMA = """
-PRAGMA journal_mode=WAL;
+
+def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
+    return {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
+
+
+def _adopt_v3(conn: sqlite3.Connection) -> None:
+    """Bring any older home to one schema, whichever citewise created it:
+
+    - chunks gain `position` (JSON, '{}' for rows written before positions existed);
+    - a query log from before owners (`created_at` instead of `ts`, no `owner`) is rebuilt in the
+      current shape, every row kept in its order: `ts` from `created_at`, the owner from the record's
+      `identity`, and the record's `time` set as the log now writes it.
+    """
+    if "position" not in _columns(conn, "chunks"):
+        conn.execute("ALTER TABLE chunks ADD COLUMN position TEXT NOT NULL DEFAULT '{}'")
+    columns = _columns(conn, "query_log")
+    if "ts" not in columns:
+        conn.execute("CREATE TABLE query_log_v3 (id TEXT PRIMARY KEY, ts REAL NOT NULL, owner TEXT NOT NULL "
+                     "DEFAULT '', decision TEXT, record TEXT NOT NULL)")
+        for rid, created, decision, text in conn.execute(
+                "SELECT id, created_at, decision, record FROM query_log ORDER BY created_at, rowid").fetchall():
+            record = json.loads(text)
+            _, owner, _, row = query_log_row({**record, "time": created})
+            conn.execute("INSERT INTO query_log_v3(id, ts, owner, decision, record) VALUES(?,?,?,?,?)",
+                         (rid, float(created), owner, decision, json.dumps(row, default=str, ensure_ascii=False)))
+        conn.execute("DROP TABLE query_log")
+        conn.execute("ALTER TABLE query_log_v3 RENAME TO query_log")
+    elif "owner" not in columns:
+        conn.execute("ALTER TABLE query_log ADD COLUMN owner TEXT NOT NULL DEFAULT ''")
+        conn.execute("UPDATE query_log SET owner = coalesce(json_extract(record, '$.identity'), '')")
+    conn.execute("CREATE INDEX IF NOT EXISTS query_log_ts ON query_log(ts)")
+    conn.execute("CREATE INDEX IF NOT EXISTS query_log_owner_ts ON query_log(owner, ts)")
+
+
+# Each migration runs once, in order, in one transaction with the version bump: SQL text, or a function
+# of the transaction's connection when what it does depends on what an older home holds. Version 1 is
+# the schema homes had before versioning (IF NOT EXISTS: such a home is adopted as it is).
+Migration = tuple[int, str, "str | Callable[[sqlite3.Connection], None]"]
+MIGRATIONS: list[Migration] = [(1, "documents, chunks, synonyms, sources, meta", """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS sources (
     path TEXT PRIMARY KEY, hash TEXT NOT NULL, size INTEGER, mtime REAL, ingested_at REAL);
@@ -34,58 +82,188 @@ CREATE INDEX IF NOT EXISTS documents_source ON documents(source);
 CREATE TABLE IF NOT EXISTS chunks (
     chunk_id TEXT PRIMARY KEY, doc_id TEXT NOT NULL REFERENCES documents(doc_id) ON DELETE CASCADE,
     ordinal INTEGER NOT NULL, section TEXT NOT NULL, chunk_type TEXT NOT NULL, tier TEXT NOT NULL,
-    text TEXT NOT NULL, tokens INTEGER NOT NULL, metadata TEXT NOT NULL, position TEXT NOT NULL DEFAULT '{}');
+    text TEXT NOT NULL, tokens INTEGER NOT NULL, metadata TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS chunks_doc ON chunks(doc_id);
 CREATE TABLE IF NOT EXISTS synonyms (source TEXT PRIMARY KEY, data TEXT NOT NULL);
+"""), (2, "query log and eval runs", """
 CREATE TABLE IF NOT EXISTS query_log (
     id TEXT PRIMARY KEY, ts REAL NOT NULL, owner TEXT NOT NULL DEFAULT '', decision TEXT, record TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS query_log_ts ON query_log(ts);
 CREATE INDEX IF NOT EXISTS query_log_owner_ts ON query_log(owner, ts);
-"""
-# Columns added after a table was first released: (table, column, declaration). A store created by an
-# older citewise gets them on open (ALTER TABLE ... ADD COLUMN, so existing rows keep their data and
-# read the default); a newer one already has them from SCHEMA.
-ADDED_COLUMNS = (
-    # where a chunk came from: ordinal, offsets, page(s)/slide(s)/heading path/time range, tags (JSON)
-    ("chunks", "position", "TEXT NOT NULL DEFAULT '{}'"),
-)
+CREATE TABLE IF NOT EXISTS eval_runs (id TEXT PRIMARY KEY, created_at REAL NOT NULL, record TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS eval_runs_created ON eval_runs(created_at);
+"""), (3, "chunk positions; the query log's owner and epoch time in every home", _adopt_v3)]
 CHUNK_COLUMNS = ("c.chunk_id, c.doc_id, c.ordinal, c.section, c.chunk_type, c.tier, c.text, c.tokens, c.metadata, "
                  "c.position, d.title")
 DB_NAME = "citewise.db"
 
 
+# Primary SQLite result codes that mean "this file cannot serve as the store" (sqlite3.h).
+_SQLITE_MESSAGES = {
+    11: "is corrupted (SQLite reports a malformed database image)",  # SQLITE_CORRUPT
+    26: "is not a SQLite database (corrupted or overwritten)",  # SQLITE_NOTADB
+    8: "is read-only for this process",  # SQLITE_READONLY
+    14: "cannot be opened (check the directory's permissions)",  # SQLITE_CANTOPEN
+    3: "cannot be accessed (permission denied)",  # SQLITE_PERM
+    10: "could not be read or written (disk I/O error)",  # SQLITE_IOERR
+    13: "cannot be written: the disk is full",  # SQLITE_FULL
+    5: "is locked by another process for longer than the 30 s wait",  # SQLITE_BUSY
+}
+
+
+def store_error(path: Path, exc: sqlite3.Error) -> StoreError | None:
+    """The user-facing error for a SQLite failure that is about the file, else None (a bug: let it surface)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    what = _SQLITE_MESSAGES.get(code & 0xFF) if isinstance(code, int) else None
+    if what is None:
+        return None
+    home = path.parent
+    if code & 0xFF in (11, 26):
+        advice = (f"run `citewise doctor --home {home}` to check it; if it cannot be repaired, move the file aside "
+                  f"(nothing was deleted) and re-ingest your sources with `citewise ingest PATH --home {home}`")
+    elif code & 0xFF == 5:
+        advice = "retry when the other ingest has finished"
+    else:
+        advice = "fix the file's or directory's permissions or free disk space, then retry"
+    return StoreError(f"{path} {what}: {advice}")
+
+
+class _GuardedCursor(sqlite3.Cursor):
+    """A cursor whose SQLite failures about the file become StoreError, also while rows are fetched."""
+
+    def _guard(self, fn: Any, *args: Any) -> Any:
+        try:
+            return fn(*args)
+        except sqlite3.Error as exc:
+            err = store_error(self.connection.store_path, exc)  # type: ignore[attr-defined]
+            if err is None:
+                raise
+            raise err from None
+
+    def execute(self, sql: str, parameters: Any = ()) -> _GuardedCursor:
+        return self._guard(super().execute, sql, parameters)
+
+    def executemany(self, sql: str, seq: Any) -> _GuardedCursor:
+        return self._guard(super().executemany, sql, seq)
+
+    def executescript(self, script: str) -> _GuardedCursor:
+        return self._guard(super().executescript, script)
+
+    def fetchone(self) -> Any:
+        return self._guard(super().fetchone)
+
+    def fetchall(self) -> list[Any]:
+        return self._guard(super().fetchall)
+
+    def __next__(self) -> Any:
+        return self._guard(super().__next__)
+
+
+class _GuardedConnection(sqlite3.Connection):
+    store_path: Path
+
+    def execute(self, sql: str, parameters: Any = ()) -> _GuardedCursor:  # type: ignore[override]
+        return self.cursor(_GuardedCursor).execute(sql, parameters)
+
+    def executemany(self, sql: str, seq: Any) -> _GuardedCursor:  # type: ignore[override]
+        return self.cursor(_GuardedCursor).executemany(sql, seq)
+
+    def executescript(self, script: str) -> _GuardedCursor:  # type: ignore[override]
+        return self.cursor(_GuardedCursor).executescript(script)
+
+
+def check_home(home: Path, *, write: bool) -> None:
+    """A home must be a directory (created when missing, for writers) this process can use: the SQLite
+    store's file lives there, and with either store the index snapshots do."""
+    if home.exists() and not home.is_dir():
+        raise StoreError(f"the knowledge-base home {home} is a file, not a directory: pass a directory to --home")
+    if not home.exists():
+        if not write:
+            return
+        try:
+            home.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot create the knowledge-base home {home}: {exc.strerror}") from None
+    if write and not os.access(home, os.W_OK | os.X_OK):
+        raise StoreError(f"the knowledge-base home {home} is not writable by this user: choose another --home "
+                         "or fix its permissions")
+
+
 class Store:
     """Thread-safe access (one connection per thread) to `<home>/citewise.db`."""
+
+    kind = "sqlite"
 
     def __init__(self, home: Path):
         self.home = Path(home)
         self.path = self.home / DB_NAME
         self._local = threading.local()
-        self.home.mkdir(parents=True, exist_ok=True)
-        self.conn().executescript(SCHEMA)  # executescript manages its own transaction
+        check_home(self.home, write=not self.path.is_file())
         self._migrate()
-
-    def _migrate(self) -> None:
-        """Add the columns an older store lacks. Idempotent, and safe with concurrent openers: the check
-        runs inside an immediate transaction, so two processes cannot both add the same column."""
-        conn = self.conn()
-        missing = [(t, c, d) for t, c, d in ADDED_COLUMNS
-                   if c not in {r[1] for r in conn.execute(f"PRAGMA table_info({t})")}]
-        if not missing:
-            return
-        with self.transaction() as tx:
-            for table, column, declaration in missing:
-                if column not in {r[1] for r in tx.execute(f"PRAGMA table_info({table})")}:
-                    tx.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
 
     @classmethod
     def exists(cls, home: Path) -> bool:
         return (Path(home) / DB_NAME).is_file()
 
+    def _migrate(self) -> None:
+        """Apply the migrations this file lacks; BEGIN IMMEDIATE makes two processes apply each once."""
+        conn = self.conn()
+        if conn.execute("PRAGMA user_version").fetchone()[0] >= MIGRATIONS[-1][0]:
+            return
+        conn.execute("PRAGMA journal_mode=WAL")  # persistent, and not allowed inside a transaction
+        with self.transaction() as tx:
+            version = tx.execute("PRAGMA user_version").fetchone()[0]
+            for number, _name, step in MIGRATIONS:
+                if number > version:
+                    if callable(step):
+                        step(tx)
+                    else:
+                        for statement in filter(str.strip, step.split(";")):
+                            tx.execute(statement)
+                    tx.execute(f"PRAGMA user_version={number}")
+            if tx.execute("SELECT 1 FROM meta WHERE key='store_id'").fetchone() is None:
+                self.set_meta(tx, "store_id", uuid.uuid4().hex)
+
+    def schema_version(self) -> int:
+        return int(self.conn().execute("PRAGMA user_version").fetchone()[0])
+
+    def store_id(self) -> str:
+        """Names this knowledge base, so a snapshot built from another store is never taken for its own."""
+        return self.get_meta("store_id") or ""
+
+    def watch(self, callback: Callable[[int], None]) -> bool:
+        """No push notifications: one home's processes share its index directory and check per question."""
+        return False
+
+    def checkpoint(self) -> None:
+        """Fold the write-ahead log into citewise.db (an ingest does when it ends): the file alone then
+        holds the whole store, so a copy or backup of it loses nothing, and damage to it is seen at once
+        instead of hidden behind newer copies of its pages in the log. Waits at most 2 s for readers
+        (under load the log is folded in by a later ingest, or by SQLite's own checkpoints)."""
+        conn = self.conn()
+        conn.execute("PRAGMA busy_timeout=2000")
+        try:
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        finally:
+            conn.execute("PRAGMA busy_timeout=30000")
+
+    def close(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+
     def conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+            try:
+                conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, factory=_GuardedConnection)
+            except sqlite3.Error as exc:
+                err = store_error(self.path, exc)
+                if err is None:
+                    raise
+                raise err from None
+            conn.store_path = self.path
             conn.execute("PRAGMA foreign_keys=ON")
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.row_factory = sqlite3.Row
@@ -125,9 +303,13 @@ class Store:
     def generation(self) -> int:
         return int(self.get_meta("generation", "0") or 0)
 
-    def bump_generation(self, conn: sqlite3.Connection) -> None:
+    def bump_generation(self, conn: sqlite3.Connection) -> int:
+        """The next generation, returned. A new store starts at the current time in microseconds, not at 1: an
+        index left beside a store that was deleted and re-created must never match the new store's generation."""
         current = conn.execute("SELECT value FROM meta WHERE key='generation'").fetchone()
-        self.set_meta(conn, "generation", str(int(current[0]) + 1 if current else 1))
+        generation = int(current[0]) + 1 if current else time.time_ns() // 1000
+        self.set_meta(conn, "generation", str(generation))
+        return generation
 
     # --- sources ------------------------------------------------------------------------------
     def source_hash(self, path: str) -> str | None:
@@ -221,6 +403,29 @@ class Store:
                    "structured": bool(r["structured"]), "fields": json.loads(r["fields"]),
                    "guardrails": json.loads(r["guardrails"])}
 
+    # --- health (citewise doctor) ---------------------------------------------------------------
+    def check_integrity(self) -> list[str]:
+        """SQLite's own checks: page and index structure (integrity_check), then dangling references
+        (foreign_key_check); empty when the file is sound."""
+        conn = self.conn()
+        problems = [str(r[0]) for r in conn.execute("PRAGMA integrity_check") if r[0] != "ok"]
+        problems += [f"{r[0]} row {r[1]} refers to a missing row of {r[2]}"
+                     for r in conn.execute("PRAGMA foreign_key_check")]
+        return problems
+
+    def repair(self) -> list[str]:
+        """What can be repaired in place without losing content: indexes rebuilt from their tables
+        (REINDEX), chunks whose document is gone (never reachable: every read joins documents) removed."""
+        done: list[str] = []
+        conn = self.conn()
+        conn.execute("REINDEX")
+        done.append("rebuilt the SQLite indexes (REINDEX)")
+        with self.transaction() as tx:  # orphans were never indexed (reads join documents): no new generation
+            orphans = tx.execute("DELETE FROM chunks WHERE doc_id NOT IN (SELECT doc_id FROM documents)").rowcount
+        if orphans:
+            done.append(f"removed {orphans} chunk(s) whose document no longer exists")
+        return done
+
     # --- synonyms -----------------------------------------------------------------------------
     def put_synonyms(self, conn: sqlite3.Connection, source: str, data: dict[str, list[str]]) -> None:
         conn.execute("INSERT INTO synonyms(source, data) VALUES(?, ?) ON CONFLICT(source) DO UPDATE SET "
@@ -239,7 +444,6 @@ class Store:
     def delete_synonyms(self, conn: sqlite3.Connection, source: str) -> None:
         conn.execute("DELETE FROM synonyms WHERE source=?", (source,))
 
-
     # --- query log ----------------------------------------------------------------------------
     def log_query(self, record: dict[str, Any]) -> str:
         """Store one answer's record; returns its id (the record's own, or a new one if absent or taken).
@@ -247,27 +451,24 @@ class Store:
         `time` may be epoch seconds or ISO-8601; it is stored as both (epoch for ordering, ISO in the
         record). Rows belong to `record["identity"]` (the owner that GET /v1/queries filters on).
         """
-        row = dict(record)
-        ts = _epoch(row.get("time")) if row.get("time") is not None else time.time()
-        row["time"] = datetime.fromtimestamp(ts, UTC).isoformat(timespec="milliseconds")
-        wanted = str(row.get("id") or "") or uuid.uuid4().hex
-        for candidate in (wanted, uuid.uuid4().hex):
+        ts, owner, decision, row = query_log_row(record)
+        for candidate in log_ids(row):
             row["id"] = candidate
             text = json.dumps(row, default=str, ensure_ascii=False)
             cur = self.conn().execute(
                 "INSERT OR IGNORE INTO query_log(id, ts, owner, decision, record) VALUES(?,?,?,?,?)",
-                (candidate, ts, str(row.get("identity") or ""), row.get("decision"), text))
+                (candidate, ts, owner, decision, text))
             if cur.rowcount:
                 return candidate
         raise RuntimeError("could not store a query-log row")  # two uuid4 collisions: not reachable
 
-    def queries(self, since: float | str | datetime | None = None, decision: str | None = None,
-                limit: int = 100, *, owner: str | None = None) -> list[dict[str, Any]]:
+    def queries(self, since: Since = None, decision: str | None = None, limit: int = 100, *,
+                owner: str | None = None) -> list[dict[str, Any]]:
         """Query-log records, newest first: from `since` on, of one `decision`, of one `owner` (None: all)."""
         sql, args = "SELECT record FROM query_log WHERE 1=1", []
         if since is not None:
             sql += " AND ts >= ?"
-            args.append(_epoch(since))
+            args.append(to_epoch(since))
         if decision is not None:
             sql += " AND decision = ?"
             args.append(decision)
@@ -275,7 +476,7 @@ class Store:
             sql += " AND owner = ?"
             args.append(owner)
         sql += " ORDER BY ts DESC, rowid DESC LIMIT ?"
-        args.append(max(0, int(limit)))
+        args.append(query_limit(limit))
         return [json.loads(r[0]) for r in self.conn().execute(sql, args)]
 
     def query(self, id: str) -> dict[str, Any] | None:
@@ -284,20 +485,26 @@ class Store:
 
     def prune_queries(self, before: float | str | datetime) -> int:
         """Delete query-log rows older than `before` (the retention setting); returns how many."""
-        return self.conn().execute("DELETE FROM query_log WHERE ts < ?", (_epoch(before),)).rowcount
+        return self.conn().execute("DELETE FROM query_log WHERE ts < ?", (to_epoch(before),)).rowcount
 
+    # --- eval runs ----------------------------------------------------------------------------
+    def put_eval_run(self, run: dict[str, Any]) -> str:
+        rid, created, stored = prepare_record(run, "eval run")
+        with self.transaction() as conn:
+            conn.execute("INSERT INTO eval_runs(id, created_at, record) VALUES(?,?,?) ON CONFLICT(id) DO UPDATE SET "
+                         "created_at=excluded.created_at, record=excluded.record", (rid, created, json.dumps(stored)))
+        return rid
 
-def _epoch(value: float | int | str | datetime) -> float:
-    """Epoch seconds from epoch seconds, an ISO-8601 string (naive means UTC) or a datetime."""
-    if isinstance(value, bool):
-        raise ValueError("a time must be epoch seconds, ISO-8601 text or a datetime")
-    if isinstance(value, int | float):
-        return float(value)
-    if isinstance(value, str):
-        value = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-    if isinstance(value, datetime):
-        return (value if value.tzinfo else value.replace(tzinfo=UTC)).timestamp()
-    raise ValueError("a time must be epoch seconds, ISO-8601 text or a datetime")
+    def eval_runs(self, limit: int = 20) -> list[dict[str, Any]]:
+        """Stored eval runs, newest first."""
+        rows = self.conn().execute("SELECT record FROM eval_runs ORDER BY created_at DESC, id LIMIT ?",
+                                   (check_limit(limit),))
+        return [json.loads(r[0]) for r in rows]
+
+    def eval_run(self, id: str) -> dict[str, Any] | None:
+        row = self.conn().execute("SELECT record FROM eval_runs WHERE id=?", (id,)).fetchone()
+        return json.loads(row[0]) if row else None
+
 
 def _chunk_row(r: sqlite3.Row) -> dict[str, Any]:
     return {"chunk_id": r["chunk_id"], "doc_id": r["doc_id"], "ordinal": r["ordinal"], "section": r["section"],

@@ -4,7 +4,8 @@ Serves POST /v1/chat/completions (plain and `stream: true` server-sent events) a
 /v1/embeddings. Each chat request pops the next scripted step; with no step left it answers like a
 careful model: the first sentence of excerpt C1 (or of the excerpt the step names), cited.
 Steps: {"json": obj} | {"content": str} | {"status": int} | {"sleep": seconds, then: step} |
-{"answer_from": "C2", "extra": "text"}. Requests are recorded for assertions.
+{"answer_from": "C2", "extra": "text"} | {"raw": str, "content_type": str} (an HTTP 200 whose body is
+`raw` as it is, e.g. an HTML error page from a proxy: not JSON). Requests are recorded for assertions.
 """
 
 from __future__ import annotations
@@ -90,6 +91,16 @@ class OpenAIStandIn:
                 self.close_connection = True
                 self.wfile.write(data)
 
+            def _raw(self, body: str, content_type: str) -> None:
+                data = body.encode()
+                self.send_response(200)
+                self.send_header("Content-Type", content_type)
+                self.send_header("Content-Length", str(len(data)))
+                self.send_header("Connection", "close")
+                self.end_headers()
+                self.close_connection = True
+                self.wfile.write(data)
+
             def do_POST(self) -> None:
                 with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # client gave up (timeout test)
                     self._post()
@@ -111,6 +122,8 @@ class OpenAIStandIn:
                 while "sleep" in step:
                     time.sleep(step["sleep"])
                     step = step.get("then", {})
+                if "raw" in step:
+                    return self._raw(step["raw"], step.get("content_type", "text/html"))
                 if "status" in step:
                     return self._json(step["status"], {"error": {"message": "scripted error", "type": "scripted",
                                                                  "code": str(step["status"])}})

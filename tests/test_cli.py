@@ -27,11 +27,11 @@ def test_ask_json_end_to_end_in_a_real_process(kb_home: Path) -> None:
 
 def test_the_command_exits_fast_but_keeps_its_output_log_row_and_exit_code(kb_home: Path, tmp_path: Path) -> None:
     """`citewise` skips the interpreter's teardown (cli.run): what a normal exit guarantees must hold anyway."""
-    import shutil
     import sqlite3
 
-    home = tmp_path / "home"
-    shutil.copytree(kb_home, home)
+    from tests.paths import copy_home
+
+    home = copy_home(kb_home, tmp_path / "home")
     proc = cli("ask", "How do I roll over my 401(k)?", "--json", "--home", str(home))
     assert proc.returncode == 0, proc.stderr
     query_id = json.loads(proc.stdout)["metadata"]["query_id"]  # the whole JSON reached the pipe

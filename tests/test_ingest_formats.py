@@ -11,18 +11,22 @@ import os
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from citewise.cli.render import format_answer
+from citewise.config import Context
 from citewise.engine import answer
 from citewise.errors import InputError
 from citewise.kb.ingest import ingest
 from citewise.retrieval.snapshot import open_kb
+from citewise.store import open_store
 from citewise.store.sqlite import Store
 
 ENV = {**os.environ, "HF_HUB_OFFLINE": "1"}
+FormatsKB = tuple[Path, Path, dict, str]  # sources, home, ingest summary, database URL ("" for SQLite)
 
 # --- writers: real files, made with the libraries that make them in the wild ------------------------------
 
@@ -201,21 +205,33 @@ BAD_REASONS = {
 }
 
 
-@pytest.fixture(scope="module")
-def formats_kb(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict]:
-    root = tmp_path_factory.mktemp("formats")
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def formats_kb(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[FormatsKB]:
+    """The formats KB ingested into each store: SQLite in the home, and a fresh PostgreSQL schema (where
+    positions are jsonb, and citations must carry the same page, slide, heading path and time)."""
+    url = ""
+    if request.param == "postgresql":
+        from tests.pg import fresh_schema_url
+
+        url = fresh_schema_url(f"formats_{request.node.name}")
+    root = tmp_path_factory.mktemp(f"formats-{request.param}")
     src = root / "src"
     build_sources(src)
     add_bad_files(src)
-    summary = ingest([src], root / "home", progress=False, tags={"team": "benefits"})
-    return src, root / "home", summary
+    summary = ingest([src], root / "home", progress=False, tags={"team": "benefits"},
+                     context=Context(database_url=url))
+    yield src, root / "home", summary, url
+    if url:
+        from citewise.store.postgres import close_pools
+
+        close_pools()
 
 
 # --- the batch: good files land, bad ones are one clear line each ---------------------------------------
 
 
 def test_every_format_lands_and_bad_files_are_skipped_with_one_reason_each(
-        formats_kb: tuple[Path, Path, dict]) -> None:
+        formats_kb: FormatsKB) -> None:
     summary = formats_kb[2]
     skipped = {Path(entry["path"]).name: entry["reason"] for entry in summary["skipped"]}
     assert skipped == BAD_REASONS
@@ -232,9 +248,9 @@ def test_every_format_lands_and_bad_files_are_skipped_with_one_reason_each(
     assert any("empty.pdf" in w for w in summary["warnings"])  # empty: a warning, not an error
 
 
-def test_chunks_keep_their_source_positions_in_store_and_snapshot(formats_kb: tuple[Path, Path, dict]) -> None:
-    _, home, _ = formats_kb
-    store = Store(home)
+def test_chunks_keep_their_source_positions_in_store_and_snapshot(formats_kb: FormatsKB) -> None:
+    _, home, _, url = formats_kb
+    store = open_store(home, url)
     pdf = store.chunks_of("plan.pdf")
     fee = next(c for c in pdf if "origination fee" in c["text"])
     assert fee["position"]["page"] == 2 and fee["position"]["pages"] == [2]
@@ -262,14 +278,15 @@ def test_chunks_keep_their_source_positions_in_store_and_snapshot(formats_kb: tu
     assert notes["metadata"]["author"] == "KB editors" and notes["metadata"]["source_type"] == "markdown"
     assert notes["position"]["tags"] == ["internal", "team=benefits"]
 
-    kb = open_kb(home)
+    kb = open_kb(home, database_url=url)
     passage = next(p for p in kb.chunks_of("plan.pdf") if "origination fee" in p.text)
     assert passage.position == fee["position"]  # the snapshot serves what the store holds
 
 
-def _cited(result: dict, phrase: str, home: Path) -> dict:
+def _cited(result: dict, phrase: str, home: Path, url: str = "") -> dict:
     """The citation whose chunk says `phrase` (the snippet holds only a chunk's first 240 characters)."""
-    texts = {cid: c["text"] for cid, c in Store(home).chunks_by_id(c["chunk_id"] for c in result["citations"]).items()}
+    chunks = open_store(home, url).chunks_by_id(c["chunk_id"] for c in result["citations"])
+    texts = {cid: c["text"] for cid, c in chunks.items()}
     hits = [c for c in result["citations"] if phrase in texts[c["chunk_id"]]]
     assert hits, (result["decision"], [c["snippet"][:60] for c in result["citations"]])
     return hits[0]
@@ -283,44 +300,45 @@ def _seconds(clock: str) -> int:
 
 
 def test_a_question_per_format_cites_the_right_page_slide_heading_and_time(
-        formats_kb: tuple[Path, Path, dict]) -> None:
-    _, home, _ = formats_kb
+        formats_kb: FormatsKB) -> None:
+    _, home, _, url = formats_kb
+    ctx = Context(home=str(home), database_url=url)
 
-    result = answer("What is the loan origination fee?", home=home)
-    cite = _cited(result, "origination fee", home)
+    result = answer("What is the loan origination fee?", ctx=ctx)
+    cite = _cited(result, "origination fee", home, url)
     assert (cite["doc_id"], cite["page"], cite["reference"]) == ("plan.pdf", 2, "Plan Document, p. 2")
     assert "[C" in result["response"]["text"] and "75 dollars" in result["response"]["text"]
     assert f"[{cite['id']}] Plan Document, p. 2" in format_answer(result)
 
-    result = answer("How do I change my mailing address in the member portal?", home=home)
-    cite = _cited(result, "member portal", home)
+    result = answer("How do I change my mailing address in the member portal?", ctx=ctx)
+    cite = _cited(result, "member portal", home, url)
     assert cite["heading_path"] == ["Mailing address change", "Steps"]
     assert cite["chunk_type"] == "steps" and cite["page"] is None
     assert cite["reference"] == "Procedures Manual, Mailing address change > Steps"
 
-    result = answer("Is spousal consent required to name a non-spouse primary beneficiary?", home=home)
-    cite = _cited(result, "Spousal consent", home)
+    result = answer("Is spousal consent required to name a non-spouse primary beneficiary?", ctx=ctx)
+    cite = _cited(result, "Spousal consent", home, url)
     assert cite["heading_path"] == ["Beneficiary help", "Naming a beneficiary"]
     assert cite["metadata"]["source_type"] == "html"
 
-    result = answer("What was the average hold time in the third quarter?", home=home)
-    cite = _cited(result, "hold time", home)
+    result = answer("What was the average hold time in the third quarter?", ctx=ctx)
+    cite = _cited(result, "hold time", home, url)
     assert (cite["slide"], cite["reference"]) == (3, "Quarterly service review, slide 3")
 
-    result = answer("How much is the wire transfer fee in the fee schedule?", home=home)
-    cite = _cited(result, "Wire transfer", home)
+    result = answer("How much is the wire transfer fee in the fee schedule?", ctx=ctx)
+    cite = _cited(result, "Wire transfer", home, url)
     assert cite["heading_path"] == ["Fee schedule", "rows 2-4"]
 
-    result = answer("How long does the blackout period for the fund lineup change last?", home=home)
-    cite = _cited(result, "eleven business days", home)
+    result = answer("How long does the blackout period for the fund lineup change last?", ctx=ctx)
+    cite = _cited(result, "eleven business days", home, url)
     assert _seconds(cite["start"]) <= 12 * 60 + 34 <= _seconds(cite["end"])
     assert "Dana Ruiz" in cite["speakers"] and cite["reference"].startswith("Fund change briefing, t=")
     assert f"t={cite['start']}" in format_answer(result)
 
 
-def test_metadata_filters_on_source_type_properties_and_tags(formats_kb: tuple[Path, Path, dict]) -> None:
-    _, home, _ = formats_kb
-    kb = open_kb(home)
+def test_metadata_filters_on_source_type_properties_and_tags(formats_kb: FormatsKB) -> None:
+    _, home, _, url = formats_kb
+    kb = open_kb(home, database_url=url)
     assert {h.doc_id for h in kb.search("fee", filters={"source_type": "pdf"})} == {"plan.pdf"}
     assert {h.doc_id for h in kb.search("review", filters={"source_type": {"$in": ["pptx", "xlsx"]}})} <= {
         "review.pptx", "fees.xlsx"}

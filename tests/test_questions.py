@@ -59,7 +59,9 @@ def test_judge_checks_an_artifact_by_its_markdown_and_headings() -> None:
     assert judge(entry, said)["checks"]["must_not"] is False
 
 
-@pytest.mark.parametrize("name,floor", [("sample", 0.6), ("telecom", 0.5), ("docs", 0.3)])
+# Regression floors a few points under the measured test-split pass rates (79.3% / 76.1% / 63.9% at
+# commit 821b12e); the targets (95%) are not met yet, see BENCHMARKS.md.
+@pytest.mark.parametrize("name,floor", [("sample", 0.75), ("telecom", 0.70), ("docs", 0.58)])
 def test_eval_set_test_split(name: str, floor: float, tmp_path: Path, record_property) -> None:
     eval_set = SETS[name]
     home = prepared_home(eval_set, tmp_path)
@@ -70,3 +72,4 @@ def test_eval_set_test_split(name: str, floor: float, tmp_path: Path, record_pro
                     f"never-say {report['never_say_violations']}, false-abstain {report['false_abstain_rate']}, "
                     f"false-answer {report['false_answer_rate']}, p50 {report['latency_ms_p50']} ms")
     assert report["pass_rate"] >= floor
+    assert report["never_say_violations"] == 0 and report["citation_precision"] >= 0.85

@@ -19,7 +19,6 @@ import io
 import os
 import re
 import shlex
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -29,7 +28,7 @@ from typing import Any
 
 import pytest
 
-from tests.paths import ROOT
+from tests.paths import ROOT, copy_home
 
 README = ROOT / "README.md"
 MARK = re.compile(r"^<!--\s*readme-test:\s*(skip|server)\s*(?::\s*(.*?))?\s*-->\s*$")
@@ -107,7 +106,7 @@ SNIPPETS = snippets()
 def workdir(kb_home: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Where a reader runs the README: `.citewise` ingested, `examples/` beside it."""
     root = tmp_path_factory.mktemp("readme")
-    shutil.copytree(kb_home, root / ".citewise", ignore=shutil.ignore_patterns("*.lock"))
+    copy_home(kb_home, root / ".citewise")
     (root / "examples").symlink_to(ROOT / "examples", target_is_directory=True)
     return root
 

@@ -221,6 +221,61 @@ def test_personal_data_never_at_rest_or_in_transit(kb_copy: Path, tmp_path: Path
     assert "[SSN]" in first["interrupt"]["question"] and "[EMAIL]" in first["interrupt"]["question"]
 
 
+def test_the_request_guard_masks_every_run_shape_and_bounds_bodies() -> None:
+    from fastapi.testclient import TestClient
+
+    from citewise.server.app import app
+    from citewise.server.guard import RUN_PATH, mask_run_payload
+
+    batch = mask_run_payload([{"input": {"question": f"SSN {PII['ssn']}", "collected_data": {"e": [PII["email"]]}}},
+                              {"command": {"resume": {"phone": PII["phone"]}}, "assistant_id": "kb_agent"}])
+    assert not leaks(json.dumps(batch)) and batch[1]["assistant_id"] == "kb_agent"
+    assert all(RUN_PATH.match(p) for p in ("/runs", "/runs/wait", "/runs/batch", "/threads/t-1/runs/stream"))
+    assert not any(RUN_PATH.match(p) for p in ("/threads", "/threads/t-1/runs/r-1", "/v1/answer"))
+    with TestClient(app) as client:
+        response = client.post("/v1/query", content=b"{" + b" " * (2 << 20) + b"}",
+                               headers={"Content-Type": "application/json"})
+    assert response.status_code == 413 and "larger than" in response.json()["detail"]
+
+
+@pytest.mark.slow
+def test_a_real_server_never_holds_personal_data_a_run_was_given(kb_home: Path, tmp_path: Path) -> None:
+    """The run API stores input before the graph runs: the request guard masks it on the way in."""
+    import http.client
+    import secrets
+
+    from langgraph_sdk import get_sync_client
+
+    from tests.server import langgraph_dev
+
+    digits = f"{secrets.randbelow(10**4):04d}"
+    ssn, email = f"219-09-{digits}", f"pat.{secrets.token_hex(4)}@example.org"
+    question = f"My SSN is {ssn}, write to {email}. Can I take a loan from my 401(k)?"
+    with langgraph_dev(kb_home, tmp_path / "dev.log") as url:
+        client = get_sync_client(url=url)
+        thread = client.threads.create()
+        done = client.runs.wait(thread["thread_id"], "kb_agent",
+                                input={"question": question, "collected_data": {"contact": email}})
+        seen = json.dumps([done, client.threads.get_state(thread["thread_id"]),
+                           client.threads.get_history(thread["thread_id"]),
+                           client.runs.list(thread["thread_id"]), client.threads.get(thread["thread_id"])],
+                          default=str)
+        # A 2 MiB run announced: refused from its headers, before a byte of it is read.
+        conn = http.client.HTTPConnection(url.removeprefix("http://"), timeout=30)
+        conn.putrequest("POST", "/runs/wait")
+        conn.putheader("Content-Type", "application/json")
+        conn.putheader("Content-Length", str(2 << 20))
+        conn.endheaders()
+        refused = conn.getresponse()
+        status, body = refused.status, refused.read()
+        conn.close()
+    assert status == 413 and b"larger than" in body
+    assert "[SSN]" in seen and "[EMAIL]" in seen  # the run happened, on masked input
+    assert ssn not in seen and email not in seen
+    stored = [p for p in (ROOT / ".langgraph_api").glob("*") if p.is_file()]
+    assert stored and not [p.name for p in stored if ssn.encode() in p.read_bytes() or email.encode() in p.read_bytes()]
+
+
 def test_the_cli_masks_personal_data(kb_home: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "citewise.cli", "ask", f"My SSN is {PII['ssn']}: can I borrow from "
                            "my Acme 401(k)?", "--home", str(kb_home), "--json"],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,12 +22,18 @@ def llm() -> Iterator[OpenAIStandIn]:
 
 
 @pytest.fixture(scope="module")
-def server(kb_home: Path, llm: OpenAIStandIn, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The operator's server: extractive by default; a caller may pick the one model it offers."""
+def served(kb_home: Path, llm: OpenAIStandIn,
+           tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    """The operator's server and its log: extractive by default; a caller may pick the one model it offers."""
     log = tmp_path_factory.mktemp("server") / "langgraph-dev.log"
     env = {"CITEWISE_LLM_BASE_URL": llm.base_url, "CITEWISE_LLM_MODELS": "standin-model"}
     with langgraph_dev(kb_home, log, extra_env=env) as url:
-        yield url
+        yield url, log
+
+
+@pytest.fixture(scope="module")
+def server(served: tuple[str, Path]) -> str:
+    return served[0]
 
 
 def test_served_graph_answers_from_citewise_home(server: str) -> None:
@@ -111,3 +118,32 @@ def test_interrupt_and_resume_through_the_server(server: str) -> None:
     out = client.runs.wait(thread["thread_id"], "kb_agent", command={"resume": values}, context=context)
     assert out["decision"] == "can_proceed" and out["article_reference"]["article_id"] == "acme-401k-rollover"
     assert client.threads.get_state(thread["thread_id"])["next"] == []
+
+
+def test_user_errors_return_the_message_and_log_one_line_without_traceback(served: tuple[str, Path]) -> None:
+    url, log = served
+    client = get_sync_client(url=url)
+    before = log.read_text(errors="replace")
+    bad = [({"question": "hi"}, None, "3-1000 characters"),
+           ({"question": 42}, None, "question must be a string"),
+           ({"question": "How do I roll over my 401(k)?", "filters": {"$near": 1}}, None, "unknown operator"),
+           ({"question": "How do I roll over my 401(k)?"}, {"top_k": "many"}, "invalid configuration top_k"),
+           # the home is the operator's: a caller that names another one is refused with the reason
+           ({"question": "How do I roll over my 401(k)?"}, {"home": str(log.parent / "no-kb")}, "set by the operator")]
+    for payload, context, message in bad:
+        thread = client.threads.create()
+        with pytest.raises(Exception, match=message):  # the SDK raises the run's error: the citewise message
+            client.runs.wait(thread["thread_id"], "kb_agent", input=payload, context=context)
+    time.sleep(1.0)  # the worker logs after the run's status is written
+    added = log.read_text(errors="replace")[len(before):]
+    reports = [line for line in added.splitlines() if "citewise.errors." in line]
+    assert len(reports) == len(bad), reports  # one line per failed run ...
+    assert "Traceback" not in added and "An internal error occurred" not in added  # ... and no traceback
+
+
+def test_small_load_slice_has_no_errors(server: str) -> None:
+    from citewise.evals.bench_load import run_level
+
+    level = run_level(server, runs=12, concurrency=6)
+    assert level["errors"] == 0, level["error_samples"]
+    assert level["p50_ms"] > 0 and level["throughput_rps"] > 0

@@ -1,0 +1,38 @@
+"""The calibration tooling measures what it says (the fit itself runs in evals/calibrate.py, on dev)."""
+
+from __future__ import annotations
+
+from citewise.engine.records import Relevance
+from citewise.engine.score import CONFIDENCE_BIAS, CONFIDENCE_WEIGHTS, confidence
+from citewise.evals import calibrate
+
+
+def row(decision: str, expected: str, passed: bool, dense: float, focus: float) -> dict:
+    feats = dict.fromkeys(calibrate.PARTS, 0.0) | {"dense_top": dense, "focus": focus}
+    return {"decision": decision, "expected": expected, "pass": passed, "features": feats}
+
+
+def test_auroc_and_ece_on_known_cases() -> None:
+    assert calibrate.auroc([0.9, 0.8, 0.2, 0.1], [1, 1, 0, 0]) == 1.0
+    assert calibrate.auroc([0.1, 0.2, 0.8, 0.9], [1, 1, 0, 0]) == 0.0
+    assert calibrate.auroc([0.5, 0.5], [1, 0]) == 0.5
+    assert calibrate.ece([0.05] * 10 + [0.95] * 10, [0] * 10 + [1] * 10) == 0.05
+    assert calibrate.ece([0.9] * 10, [0] * 10) == 0.9
+
+
+def test_the_threshold_trades_false_answers_for_false_abstentions() -> None:
+    rows = [row("can_proceed", "can_proceed", True, 0.8, 0.9) for _ in range(8)]
+    rows += [row("can_proceed", "uncertain", False, 0.3, 0.2) for _ in range(2)]
+    w, b = {"dense_top": 4.0, "focus": 2.0}, -3.0
+    assert calibrate.rates(rows, 0.0, w, b) == {"false_abstain": 0.0, "false_answer": 1.0}
+    t = calibrate.choose_threshold(rows, w, b)
+    assert calibrate.rates(rows, t, w, b) == {"false_abstain": 0.0, "false_answer": 0.0}
+
+
+def test_the_engine_computes_the_confidence_the_calibration_fitted() -> None:
+    rel = Relevance(score=0.7, dense_top=0.62, coverage=0.8, agreement=1.0)
+    conf, parts = confidence(rel, 0.9, 1.0, True, 0, focus=0.75, match=0.6)
+    assert abs(conf - calibrate.confidence(parts | {"answered": 1.0}, CONFIDENCE_WEIGHTS, CONFIDENCE_BIAS)) < 1e-4
+    low, _ = confidence(rel, 0.9, 1.0, True, 0, focus=0.1)
+    assert low < conf  # an answer that states less of the question is less likely right
+    assert set(CONFIDENCE_WEIGHTS) == set(calibrate.FEATURES)
