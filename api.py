@@ -269,3 +269,59 @@ def artifact(artifact_type: str, subject: str, *, home: str | Path | None = None
     graph's output, with `artifact` = {type, title, headings, markdown}; out_of_scope when the KB lacks it."""
     return ask(subject, home=home, filters=filters, collected_data=collected_data, max_tokens=max_tokens,
                mode="artifact", artifact_type=artifact_type, **context)
+
+
+def warm_up(home: str | Path | None = None) -> dict[str, Any]:
+    """Load, once per process, what the first answer would otherwise load on its way, and say how long
+    each part took (seconds): the compiled graph, the local query embedder, the token encoder, the
+    home's KB snapshot, and whatever each step builds lazily, by one answer that is neither logged nor
+    traced (and uses no chat model: the operator's model is not called for it).
+
+    Why: a server's first `runs.wait` paid for all of this (BENCHMARKS.md, cold start); a server calls
+    this at start-up, before it reports ready. A home that was never ingested is skipped: its first
+    request reports that, as before. A remote embedder is not called either (no request at start-up).
+    """
+    import time
+
+    from .errors import NotIngestedError
+    from .kb.tokens import encoder
+    from .retrieval.embeddings import MiniLMEmbedder, get_embedder
+
+    timings: dict[str, Any] = {}
+    started = time.perf_counter()
+
+    def lap(name: str) -> None:
+        nonlocal started
+        timings[name] = round(time.perf_counter() - started, 3)
+        started = time.perf_counter()
+
+    from .graphs.kb_agent import graph
+
+    lap("graph")
+    ctx = _context(home, {})
+    embedder = get_embedder(ctx.embedding_model, ctx.embedding_base_url)
+    local = isinstance(embedder, MiniLMEmbedder)
+    if local:
+        embedder.embed_query("How do I get started?")
+    lap("embedder")
+    encoder()
+    lap("encoder")
+    from .engine.pipeline import open_snapshot
+
+    try:
+        kb = open_snapshot(ctx)
+    except NotIngestedError:
+        timings["kb"] = "not ingested"
+        return timings
+    lap("kb")
+    titles = sorted(str(doc.title) for doc in kb.docs.values() if len(str(doc.title or "")) >= 3)
+    if local and titles:
+        from langsmith import tracing_context
+
+        run_ctx = ctx.with_overrides(query_log=False, llm_model="",
+                                     reranker="heuristic" if ctx.reranker == "llm" else ctx.reranker)
+        with tracing_context(enabled=False):
+            graph.invoke({"question": titles[0][:200]}, config={"configurable": {"citewise_surface": "warm_up"}},
+                         context=run_ctx)
+        lap("run")
+    return timings

@@ -1,5 +1,5 @@
-"""`python -m citewise.cli` runs the command line."""
+"""`python -m citewise.cli` runs the command line (as the `citewise` command does: see cli.run)."""
 
-from . import main
+from . import run
 
-raise SystemExit(main())
+run()

@@ -18,6 +18,9 @@ from .args import HOME_HELP, context_overrides, filters, pairs, print_json
 
 
 def cmd_artifact(args: argparse.Namespace) -> int:
+    from .ask import preload_embedder
+
+    preload_embedder()
     from ..api import artifact
 
     result = artifact(args.type, args.subject, home=args.home, filters=filters(args),

@@ -3,12 +3,23 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from typing import Any
 
-from ..errors import InputError
+from ..errors import CitewiseError, InputError
 from .args import HOME_HELP, context_overrides, filters, pairs, print_json
 from .render import format_answer, format_required
+
+
+def preload_embedder() -> None:
+    """Load the query model on a helper thread while this one imports the graph (a one-shot command is
+    a cold process: the two overlap on a second core; see retrieval.embeddings.load_in_background)."""
+    from ..config import Context
+    from ..retrieval.embeddings import load_in_background
+
+    with contextlib.suppress(CitewiseError, OSError, ImportError):  # the answer path meets and reports it
+        load_in_background(Context().embedding_model)
 
 
 def stream_answer(args: argparse.Namespace) -> dict[str, Any]:
@@ -42,38 +53,107 @@ def stream_answer(args: argparse.Namespace) -> dict[str, Any]:
     return final
 
 
-def prompt_fields(request: dict[str, Any]) -> dict[str, Any] | None:
-    """Ask for each missing field at the terminal; None when input ends (the thread stays paused)."""
+PAUSE_HINT = "(Enter skips a field; Ctrl-D to pause and resume later.)"
+
+
+class Pause(Exception):
+    """The person stopped answering (Ctrl-D, or Enter again on a field skipped before): the thread stays
+    paused, keeping the values already given in this round (`answers`)."""
+
+    def __init__(self, answers: dict[str, Any] | None = None):
+        super().__init__("paused")
+        self.answers = answers or {}
+
+
+def read_line(prompt: str) -> str:
+    try:
+        return input(prompt).strip()
+    except EOFError:
+        raise Pause from None
+
+
+def ask_field(f: dict[str, Any], skipped: set[str]) -> Any:
+    """One field's value, checked here so a typo is asked again at once; None when skipped (Enter).
+
+    A facet to choose lists numbered choices: a number, the name or an unambiguous beginning of it
+    ('acme') picks one, case- and punctuation-insensitively; an ambiguous beginning is asked again
+    with the choices it matches. Other values are checked against the field's type (dates, amounts,
+    numbers, yes/no), as the graph checks them on resume. Enter on a field already skipped in this
+    conversation pauses instead of asking the same question forever.
+    """
+    from ..kb.fields import choice_matches, validate_value
+
+    choices = list(f.get("choices") or [])
+    why = f" - {f['why_needed']}" if f.get("why_needed") else ""
+    if f.get("reason"):
+        print(f"  ! {f['name']}: {f['reason']}")
+    if choices:
+        print(f"{f['name']} (type its number or name){why}")
+        for number, choice in enumerate(choices, start=1):
+            print(f"  {number}) {choice}")
+    else:
+        print(f"{f['name']} ({f['data_type']}){why}")
+    while True:
+        value = read_line("> ")
+        if not value:
+            if f["key"] in skipped:
+                raise Pause
+            skipped.add(f["key"])
+            return None
+        if choices:
+            found = [choices[int(value) - 1]] if value.isdigit() and 1 <= int(value) <= len(choices) else \
+                choice_matches(value, choices)
+            if len(found) == 1:
+                return found[0]
+            print(f"  ? {value!r} matches {', '.join(found)}: type more of the name, or its number" if found
+                  else f"  ? {value!r} is not one of the choices: type its number (1-{len(choices)}) or name")
+            continue
+        ok, _, reason = validate_value(f.get("data_type", "text"), value)
+        if ok:
+            return value
+        print(f"  ? {reason}; try again")
+
+
+def prompt_fields(request: dict[str, Any], skipped: set[str]) -> dict[str, Any]:
+    """Ask for each missing field at the terminal; raises Pause (with what was given so far) when the
+    person stops (see ask_field)."""
     print(f"\n{request.get('message', 'More information is needed.')}")
+    print(PAUSE_HINT)
     answers: dict[str, Any] = {}
     for f in request.get("fields", []):
-        hint = f"one of: {', '.join(f['choices'])}" if f.get("choices") else f["data_type"]
-        if f.get("reason"):
-            print(f"  ! {f['name']}: {f['reason']}")
-        why = f" - {f['why_needed']}" if f.get("why_needed") else ""
         try:
-            value = input(f"{f['name']} ({hint}){why}\n> ").strip()
-        except EOFError:
-            return None
-        if value:
+            value = ask_field(f, skipped)
+        except Pause:
+            raise Pause(answers) from None
+        if value is not None:
             answers[f["key"]] = value
+    if not answers:
+        raise Pause  # nothing new: resuming would only ask the same again
     return answers
 
 
 def run_interactive(result: dict[str, Any], args: argparse.Namespace) -> dict[str, Any] | None:
+    """Ask, resume, and ask again what is still missing, until the answer (returned) or a pause (None)."""
     from ..api import resume
 
+    skipped: set[str] = set()
     while result.get("status") == "interrupted":
-        answers = prompt_fields(result["interrupt"])
-        if answers is None:
-            home = args.home or ".citewise"
-            print(f"\nPaused. Continue later with: citewise resume {result['thread_id']} --home {home}")
+        try:
+            answers = prompt_fields(result["interrupt"], skipped)
+        except Pause as pause:
+            if pause.answers:  # what was typed before pausing is kept in the thread
+                result = resume(result["thread_id"], pause.answers, home=args.home, **context_overrides(args))
+                if result.get("status") != "interrupted":
+                    return result
+            home = f" --home {args.home}" if args.home else ""
+            print(f"\nPaused. Continue later with: citewise resume {result['thread_id']}{home}")
             return None
         result = resume(result["thread_id"], answers, home=args.home, **context_overrides(args))
     return result
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
+    preload_embedder()
     from ..api import ask
 
     if args.interactive:
@@ -95,19 +175,18 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
+    preload_embedder()
     from ..api import pending, resume
 
     request = pending(args.thread_id, home=args.home)
     if request is None:
         raise InputError(f"thread {args.thread_id!r} is not waiting for data")
     values = pairs(args.data, "--data")
-    if not values:
-        values = prompt_fields(request)
-        if values is None:
-            print(f"\nStill paused: citewise resume {args.thread_id}")
-            return 0
-    result = resume(args.thread_id, values, home=args.home)
-    final = run_interactive(result, args) if sys.stdin.isatty() or not args.data else result
+    if values:
+        result = resume(args.thread_id, values, home=args.home)
+        final = run_interactive(result, args) if sys.stdin.isatty() else result
+    else:  # no --data: the conversation goes on at the terminal
+        final = run_interactive({"status": "interrupted", "interrupt": request, "thread_id": args.thread_id}, args)
     if final is None:
         return 0
     if final.get("status") == "interrupted":
@@ -122,6 +201,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
 
 
 def cmd_required_data(args: argparse.Namespace) -> int:
+    preload_embedder()
     from ..api import required_data
 
     result = required_data(args.question, home=args.home, filters=filters(args),

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..config import Context
 from ..kb.articles import FACETS
-from ..kb.fields import normalize_key, validate_value
+from ..kb.fields import choice_matches, normalize_key, validate_value
 from ..kb.text import display_text
 from ..llm.chat import ModelClock
 from ..retrieval.snapshot import KnowledgeBase
@@ -97,15 +97,9 @@ def chosen_facets(kb: KnowledgeBase, collected: dict[str, Any],
 
 def match_choice(value: str, choices: list[str]) -> str | None:
     """A choice by its exact name, case- and punctuation-insensitively, or by an unambiguous prefix
-    of its words ('acme' -> 'Acme Retirement')."""
-    wanted = normalize_key(value)
-    if not wanted:
-        return None
-    exact = [c for c in choices if normalize_key(c) == wanted]
-    if exact:
-        return exact[0]
-    prefix = [c for c in choices if normalize_key(c).startswith(wanted)]
-    return prefix[0] if len(prefix) == 1 else None
+    of its words ('acme' -> 'Acme Retirement'); the CLI's prompt matches the same way (choice_matches)."""
+    found = choice_matches(value, choices)
+    return found[0] if len(found) == 1 or (found and normalize_key(found[0]) == normalize_key(value)) else None
 
 
 def article_similarity(kb: KnowledgeBase, question: str, hits: list[Any], structured: set[str]) -> list[str]:

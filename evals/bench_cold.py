@@ -1,15 +1,23 @@
-"""Cold start and throughput of MiniLM embedding: onnxruntime vs torch (sentence-transformers), one run.
+"""Cold start: a one-shot `citewise ask`, a fresh `langgraph dev` server's first run, and MiniLM embedding
+on onnxruntime vs torch (sentence-transformers), all in one run.
 
-    python -m citewise.evals.bench_cold [--dataset ../shared/data/scifact] [--repeats 3] [--texts 2000] [--json]
+    python -m citewise.evals.bench_cold [--dataset ../shared/data/scifact] [--repeats 3] [--texts 2000]
+                                        [--no-ask] [--no-server] [--baseline DIR] [--json]
 
 Why: a one-shot `citewise ask` is a cold process; the issue's target is that it costs at most 2x a
 bare `python -c "import langgraph.graph"` on the same machine. Measured, each in fresh processes,
-interleaved round by round (so a busy machine slows every variant alike), medians reported:
+interleaved round by round (so a busy machine slows every variant alike), medians reported, with the
+CPU seconds of each child (user + system, steadier than wall time on a shared machine):
 
   a  python -c "import langgraph.graph"                        (the yardstick)
   b  import citewise's embedder (ONNX backend) + embed one query, from a cached export
   c  the same with the torch backend (imports torch + sentence_transformers)
   ask_onnx / ask_torch  a whole cold `citewise ask` on the sample KB, each backend (skip: --no-ask)
+  server  `langgraph dev` on a free port over the same home (skip: --no-server): seconds from
+          starting it to `/ok` (ready), the first `runs.wait` after ready, start to that first
+          answer, and a second run (warm), each round a fresh server
+  --baseline DIR  the cold ask and the server again with another checkout's code (DIR/citewise, put
+          first on PYTHONPATH), interleaved with the rest: before and after a change in one run
 
 plus the one-time first use of the ONNX backend (export into an empty cache), peak RSS of each
 cold process (os.wait4), and in-process document throughput (texts/s) on the same SciFact
@@ -23,6 +31,7 @@ every abstract is reported as a parity check.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -63,7 +72,8 @@ def child_env(cache: Path, **extra: str) -> dict[str, str]:
 
 
 def run_cold(argv: list[str], env: dict[str, str]) -> dict[str, Any]:
-    """Wall time, peak RSS (os.wait4's rusage of that one child) and the JSON the child printed, if any."""
+    """Wall time, CPU time and peak RSS (os.wait4's rusage of that one child) and the JSON the child
+    printed, if any."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
         proc = subprocess.Popen(argv, stdout=out, stderr=err, env=env)
@@ -75,7 +85,8 @@ def run_cold(argv: list[str], env: dict[str, str]) -> dict[str, Any]:
         text = out.read().decode("utf-8", "replace")
         if proc.returncode != 0:
             raise RuntimeError(f"{argv[:3]} exited {proc.returncode}: {err.read().decode('utf-8', 'replace')[-2000:]}")
-    row: dict[str, Any] = {"wall_s": wall, "peak_rss_mb": usage.ru_maxrss / 1024}
+    row: dict[str, Any] = {"wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime,
+                           "peak_rss_mb": usage.ru_maxrss / 1024}
     last = text.strip().splitlines()[-1:] if text.strip() else []
     if last and last[0].startswith("{"):
         row.update(json.loads(last[0]))
@@ -86,6 +97,7 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {"runs": len(rows),
                            "wall_s": [round(r["wall_s"], 3) for r in rows],
                            "median_s": round(statistics.median(r["wall_s"] for r in rows), 3),
+                           "median_cpu_s": round(statistics.median(r["cpu_s"] for r in rows), 3),
                            "peak_rss_mb": round(statistics.median(r["peak_rss_mb"] for r in rows), 1)}
     for key in ("import_s", "embed_s"):
         if all(key in r for r in rows):
@@ -96,7 +108,7 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def cold_runs(repeats: int, cache: Path, home: Path | None) -> dict[str, Any]:
+def cold_runs(repeats: int, cache: Path, home: Path | None, baseline: Path | None = None) -> dict[str, Any]:
     py = sys.executable
     variants: dict[str, list[str]] = {
         "python_startup": [py, "-c", "pass"],
@@ -111,14 +123,103 @@ def cold_runs(repeats: int, cache: Path, home: Path | None) -> dict[str, Any]:
         variants["ask_torch"] = ask
         envs["ask_onnx"] = child_env(cache, CITEWISE_EMBEDDINGS_BACKEND="onnx")
         envs["ask_torch"] = child_env(cache, CITEWISE_EMBEDDINGS_BACKEND="torch")
+        if baseline is not None:  # the same command, another checkout's code (before/after in one run)
+            variants["ask_onnx_baseline"] = ask
+            envs["ask_onnx_baseline"] = child_env(cache, CITEWISE_EMBEDDINGS_BACKEND="onnx", PYTHONPATH=str(baseline))
     rows: dict[str, list[dict[str, Any]]] = {name: [] for name in variants}
     for _ in range(repeats):
         for name, argv in variants.items():
             rows[name].append(run_cold(argv, envs[name]))
     out = {name: summarise(r) for name, r in rows.items()}
-    base = out["a_import_langgraph"]["median_s"]
+    base, base_cpu = out["a_import_langgraph"]["median_s"], out["a_import_langgraph"]["median_cpu_s"]
     for row in out.values():
         row["ratio_to_a"] = round(row["median_s"] / base, 2)
+        row["cpu_ratio_to_a"] = round(row["median_cpu_s"] / base_cpu, 2)
+    return out
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def server_round(cache: Path, home: Path, work: Path, timeout: float = 300.0,
+                 baseline: Path | None = None) -> dict[str, float]:
+    """One fresh `langgraph dev` (in-memory runtime, no reload) over `home`: seconds from its start to
+    `/ok`, the first `runs.wait` after that, start to the first answer, and a second (warm) run."""
+    import signal
+    import urllib.request
+
+    from langgraph_sdk import get_sync_client
+
+    config = Path(__file__).resolve().parent.parent / "langgraph.json"
+    exe = Path(sys.executable).with_name("langgraph")
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    env = child_env(cache, CITEWISE_HOME=str(home), LANGGRAPH_CLI_NO_ANALYTICS="1", LANGGRAPH_NO_VERSION_CHECK="1")
+    if baseline is not None:
+        env["PYTHONPATH"] = str(baseline)
+    work.mkdir(parents=True, exist_ok=True)  # the in-memory runtime keeps its files in the working directory
+    with (work / "server.log").open("ab") as log:
+        start = time.perf_counter()
+        proc = subprocess.Popen([str(exe), "dev", "--config", str(config), "--no-browser", "--no-reload",
+                                 "--host", "127.0.0.1", "--port", str(port)], cwd=work, env=env, stdout=log,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"langgraph dev exited {proc.returncode}: see {work / 'server.log'}")
+            try:
+                with urllib.request.urlopen(url + "/ok", timeout=2) as resp:
+                    if resp.status == 200:
+                        break
+            except OSError:
+                pass
+            if time.perf_counter() - start > timeout:
+                raise RuntimeError(f"langgraph dev not ready in {timeout:.0f}s: see {work / 'server.log'}")
+            time.sleep(0.05)
+        ready = time.perf_counter()
+        client = get_sync_client(url=url, timeout=timeout)
+        thread = client.threads.create()
+        out = client.runs.wait(thread["thread_id"], "kb_agent", input={"question": QUERY})
+        first = time.perf_counter()
+        if not isinstance(out, dict) or not out.get("decision"):
+            raise RuntimeError(f"the first run did not answer: {str(out)[:300]}")
+        thread = client.threads.create()
+        client.runs.wait(thread["thread_id"], "kb_agent", input={"question": QUERY})
+        second = time.perf_counter()
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    return {"start_to_ready_s": ready - start, "first_run_after_ready_s": first - ready,
+            "start_to_first_answer_s": first - start, "second_run_s": second - first}
+
+
+def server_runs(repeats: int, cache: Path, home: Path, work: Path, base: float,
+                baseline: Path | None = None) -> dict[str, Any]:
+    """Fresh servers, round by round; with `baseline`, a round of the other checkout after each."""
+    rows: dict[str, list[dict[str, float]]] = {"server": [], "server_baseline": []}
+    for i in range(repeats):
+        rows["server"].append(server_round(cache, home, work / f"round-{i}"))
+        if baseline is not None:
+            rows["server_baseline"].append(server_round(cache, home, work / f"baseline-{i}", baseline=baseline))
+    out: dict[str, Any] = {}
+    for name, found in rows.items():
+        if not found:
+            continue
+        out[name] = {"runs": len(found)}
+        for key in found[0]:
+            values = [r[key] for r in found]
+            out[name][key] = {"median_s": round(statistics.median(values), 3), "runs": [round(v, 3) for v in values],
+                              "ratio_to_a": round(statistics.median(values) / base, 2)}
     return out
 
 
@@ -252,7 +353,7 @@ def first_use(cache: Path) -> dict[str, Any]:
 
 
 def ingest_sample(cache: Path, home: Path) -> float:
-    from citewise.cli import sample_kb
+    from citewise.cli.evals import sample_kb
 
     t = time.perf_counter()
     run_cold([sys.executable, "-m", "citewise.cli", "ingest", str(sample_kb()), "--home", str(home)],
@@ -276,10 +377,16 @@ def table(result: dict[str, Any]) -> str:
     lines = [f"machine: {result['cpus']} CPUs, load average {result['load_before']} -> {result['load_after']}",
              f"first use (export into an empty cache + one query): {result['first_use']['median_s']:.2f} s, "
              f"peak RSS {result['first_use']['peak_rss_mb']:.0f} MB",
-             "", f"{'cold process':<22}{'median s':>10}{'x (a)':>8}{'peak RSS MB':>13}  runs"]
+             "", f"{'cold process':<22}{'median s':>10}{'x (a)':>8}{'CPU s':>8}{'x (a)':>8}{'peak RSS MB':>13}  runs"]
     for name, row in result["cold"].items():
-        lines.append(f"{name:<22}{row['median_s']:>10.2f}{row['ratio_to_a']:>8.2f}{row['peak_rss_mb']:>13.0f}  "
-                     f"{row['wall_s']}")
+        lines.append(f"{name:<22}{row['median_s']:>10.2f}{row['ratio_to_a']:>8.2f}{row['median_cpu_s']:>8.2f}"
+                     f"{row['cpu_ratio_to_a']:>8.2f}{row['peak_rss_mb']:>13.0f}  {row['wall_s']}")
+    for name, server in result.get("server", {}).items():
+        lines += ["", f"{'langgraph dev, fresh' + (' (baseline)' if 'baseline' in name else ''):<32}"
+                      f"{'median s':>10}{'x (a)':>8}  runs"]
+        for key, row in server.items():
+            if isinstance(row, dict):
+                lines.append(f"{key:<32}{row['median_s']:>10.2f}{row['ratio_to_a']:>8.2f}  {row['runs']}")
     if "throughput" in result:
         m = result["throughput"]["main"]
         lines += ["", f"throughput on {m['texts']} SciFact abstracts (mean {m['mean_tokens']} tokens), texts/s "
@@ -300,7 +407,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--texts", type=int, default=2000, help="abstracts for the throughput run (0: skip)")
     parser.add_argument("--sweep-texts", type=int, default=256)
-    parser.add_argument("--no-ask", action="store_true", help="skip the whole cold `citewise ask` runs")
+    parser.add_argument("--no-ask", action="store_true", help="skip the cold `citewise ask` runs and the server")
+    parser.add_argument("--no-server", action="store_true", help="skip the fresh `langgraph dev` runs")
+    parser.add_argument("--baseline", type=Path, help="a folder holding another checkout as citewise/ (e.g. "
+                        "`git archive main | tar -x -C DIR/citewise`): its cold ask and server are measured too, "
+                        "interleaved, on PYTHONPATH (before/after in one run)")
     parser.add_argument("--json", action="store_true", help="print only the JSON")
     args = parser.parse_args(argv)
     result: dict[str, Any] = {"cpus": os.cpu_count(), "load_before": [round(x, 2) for x in os.getloadavg()],
@@ -312,7 +423,10 @@ def main(argv: list[str] | None = None) -> int:
         if not args.no_ask:
             home = Path(tmp) / "home"
             result["ingest_sample_kb_s"] = round(ingest_sample(cache, home), 2)
-        result["cold"] = cold_runs(args.repeats, cache, home)
+        result["cold"] = cold_runs(args.repeats, cache, home, args.baseline)
+        if home is not None and not args.no_server:
+            base = result["cold"]["a_import_langgraph"]["median_s"]
+            result["server"] = server_runs(args.repeats, cache, home, Path(tmp) / "server", base, args.baseline)
         if args.texts > 0:
             os.environ["CITEWISE_CACHE_DIR"] = str(cache)
             texts = load_abstracts(args.dataset, args.texts)

@@ -80,6 +80,17 @@ def normalize_key(key: str) -> str:
     return re.sub(r"[^a-z0-9]", "", str(key).lower())
 
 
+def choice_matches(value: str, choices: list[str]) -> list[str]:
+    """The choices `value` names: those equal to it, else those it begins, compared case- and
+    punctuation-insensitively ('acme' -> ['Acme Retirement']; 'Acme-Retirement' -> the same). One
+    match is a choice; several are ambiguous (a person is asked again, shown them); none is invalid."""
+    wanted = normalize_key(value)
+    if not wanted:
+        return []
+    exact = [c for c in choices if normalize_key(c) == wanted]
+    return exact or [c for c in choices if normalize_key(c).startswith(wanted)]
+
+
 _TRUE = {"true", "yes", "y", "1", "on"}
 _FALSE = {"false", "no", "n", "0", "off"}
 _DATE_FORMATS = ("%Y-%m-%d", "%m/%d/%Y", "%m/%d/%y", "%d %B %Y", "%B %d, %Y", "%B %d %Y", "%b %d, %Y")

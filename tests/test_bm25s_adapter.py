@@ -33,3 +33,29 @@ def test_citewise_bm25_scores_match_bm25s() -> None:
     for query in (["loan"], ["loan", "fee"], ["ira", "payroll"]):
         terms = [t for t in query if t in index.vocab]
         assert np.allclose(index.scores(dict.fromkeys(terms, 1.0)), retriever.get_scores(terms), atol=1e-5)
+
+
+def test_a_saved_index_loads_without_bm25s_and_reads_what_bm25s_reads(tmp_path) -> None:
+    from citewise.retrieval.bm25s_adapter import load_postings
+
+    index = BM25Index.build([" ".join(doc) for doc in CORPUS])
+    index.save(tmp_path)
+    ours, theirs = load_postings(tmp_path), postings(bm25s.BM25.load(str(tmp_path), mmap=False))
+    assert ours.num_docs == theirs.num_docs and ours.vocab == theirs.vocab
+    for name in ("data", "indices", "indptr"):
+        assert np.array_equal(getattr(ours, name), getattr(theirs, name)) and \
+            getattr(ours, name).dtype == getattr(theirs, name).dtype
+    loaded = BM25Index.load(tmp_path)
+    assert loaded._retriever is None  # nothing of bm25s was loaded to answer queries
+    assert np.allclose(loaded.scores({"loan": 1.0, "fee": 0.5}), index.scores({"loan": 1.0, "fee": 0.5}))
+    assert np.allclose(loaded.retriever.get_scores(["loan"]), index.scores({"loan": 1.0}), atol=1e-5)
+
+
+def test_the_copied_stopwords_are_bm25s_english_stopwords() -> None:
+    from bm25s.stopwords import STOPWORDS_EN
+
+    from citewise.kb.text import ANALYZER_ID
+    from citewise.kb.text import STOPWORDS_EN as COPIED
+
+    assert tuple(STOPWORDS_EN) == COPIED
+    assert ANALYZER_ID.endswith("stop-2238bacc08")  # the analyser (and so every existing index) is unchanged

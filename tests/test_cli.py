@@ -25,6 +25,40 @@ def test_ask_json_end_to_end_in_a_real_process(kb_home: Path) -> None:
     assert out["citations"] and out["metadata"]["context_tokens"] <= out["metadata"]["context_budget"]
 
 
+def test_the_command_exits_fast_but_keeps_its_output_log_row_and_exit_code(kb_home: Path, tmp_path: Path) -> None:
+    """`citewise` skips the interpreter's teardown (cli.run): what a normal exit guarantees must hold anyway."""
+    import sqlite3
+
+    from tests.paths import copy_home
+
+    home = copy_home(kb_home, tmp_path / "home")
+    proc = cli("ask", "How do I roll over my 401(k)?", "--json", "--home", str(home))
+    assert proc.returncode == 0, proc.stderr
+    query_id = json.loads(proc.stdout)["metadata"]["query_id"]  # the whole JSON reached the pipe
+    with sqlite3.connect(home / "citewise.db") as conn:
+        assert conn.execute("SELECT COUNT(*) FROM query_log WHERE id=?", (query_id,)).fetchone()[0] == 1
+    assert cli("--help").returncode == 0 and "ingest" in cli("--help").stdout
+    bad = cli("frobnicate")
+    assert bad.returncode == 2 and "invalid choice" in bad.stderr
+    assert cli("ask", "hi", "--home", str(home)).returncode == 2
+
+
+HEAVY = ("torch", "transformers", "sentence_transformers", "bm25s", "scipy", "sklearn", "faiss", "langchain_openai",
+         "openai", "pypdf", "docx", "pptx", "openpyxl")
+
+
+def test_a_cold_ask_imports_nothing_it_does_not_need(kb_home: Path) -> None:
+    """What a one-shot `citewise ask` imports is most of its cost (BENCHMARKS.md, cold start): building
+    indexes, chat models, office converters and the torch backend are not on its path."""
+    code = ("import contextlib, io, json, sys\nfrom citewise.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            f"    code = main(['ask', 'How do I roll over my 401(k)?', '--home', {str(kb_home)!r}])\n"
+            f"print(json.dumps([code, sorted(m for m in {HEAVY!r} if m in sys.modules)]))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=ENV, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == [0, []]
+
+
 @pytest.mark.parametrize("args,message", [
     (["ask", "hi"], "3-1000 characters"),
     (["ask", "valid question", "--max-tokens", "5"], "max_tokens"),

@@ -103,3 +103,20 @@ def test_a_new_parser_version_reparses_unchanged_files(kb_copy: Path, tmp_path: 
     again = ingest([kb_copy / "summit"], home, context=ctx, progress=False)
     assert again["files_unchanged"] == 0 and again["documents_updated"] == 9 and again["documents_added"] == 0
     assert ingest([kb_copy / "summit"], home, context=ctx, progress=False)["files_unchanged"] == 9
+
+
+def test_ingest_settles_the_query_model_even_when_every_vector_was_cached(
+        kb_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The ONNX export belongs to ingest: the first `citewise ask` after it must not pay for it."""
+    import citewise.kb.ingest as ingest_module
+    from citewise.retrieval.embeddings import MiniLMEmbedder
+    from tests.paths import SAMPLE_KB
+
+    fresh = MiniLMEmbedder()  # as in a new process: runtime not chosen yet
+    encoded: list[int] = []
+    real_encode = fresh._encode
+    monkeypatch.setattr(fresh, "_encode", lambda texts: encoded.append(len(texts)) or real_encode(texts))
+    monkeypatch.setattr(ingest_module, "get_embedder", lambda *args: fresh)
+    summary = ingest([SAMPLE_KB], tmp_path / "home", progress=False)  # kb_home cached every window vector
+    assert summary["reindexed"] and encoded == []  # no document was run through the model...
+    assert fresh._backend in ("onnx", "torch")  # ...and still the runtime is settled

@@ -109,14 +109,17 @@ def _spawn(*args: str, home: Path) -> pexpect.spawn:
 
 def test_cli_interactive_then_pause_and_resume_later(kb_home: Path) -> None:
     child = _spawn("ask", ROLLOVER, "--interactive", home=kb_home)
-    child.expect(r"Record keeper \(one of: Acme Retirement, Harborview Recordkeeping\)")
+    child.expect(r"Record keeper \(type its number or name\)")
+    child.expect(r"2\) Harborview Recordkeeping")
     child.sendline("harborview recordkeeping")
     child.expect(r"Separation date \(date\)")
     child.sendline("not a date")
+    child.expect("'not a date' is not a date")  # asked again at once, not after a round trip
+    child.sendline("")
     for _ in range(4):
         child.expect(r"\n> ")
         child.sendline("")  # leave the rest for later
-    child.expect("! Separation date: 'not a date' is not a date")
+    child.expect(r"Please provide: Separation date")  # Harborview's article, asked again
     child.expect(r"\n> ")
     child.sendeof()
     child.expect(r"citewise resume ([0-9a-f]+)")

@@ -1,0 +1,130 @@
+"""The rough edges a newcomer hit (issue 16) that no other test covered.
+
+Covered elsewhere: plain progress lines and their totals, skipped files on every ingest, --strict,
+empty files, broken front matter reported until fixed (tests/test_ingest_formats.py); only [C<n>] is
+a citation (tests/test_verify.py); the interactive prompt (tests/test_interactive.py); ./run demo
+(tests/test_run_script.py); the README examples (tests/test_readme.py); a cold ask's imports
+(tests/test_cli.py) and the server's preload (tests/test_cold_start.py).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pexpect
+import pytest
+
+from citewise.cli import main
+from citewise.engine.check import depends_note
+from citewise.engine.records import Relevance, Resolution
+from citewise.kb.ingest import ingest
+from tests.paths import ROOT, SAMPLE_KB
+
+README_DOC = """# httpx
+
+[![PyPI](https://img.shields.io/pypi/v/httpx.svg)](https://pypi.org/project/httpx/) [![Docs](https://img.shields.io/badge/docs-latest-blue.svg)](https://www.python-httpx.org/)
+
+HTTPX is a fully featured HTTP client for Python 3, with [HTTP/2 support](https://www.python-httpx.org/http2/).
+
+## Installation
+
+HTTP/2 support is an optional extra. To install httpx with HTTP/2 support, run:
+
+```
+pip install httpx[http2]
+python -c "import httpx; print(httpx.__version__)"
+```
+
+## Proxies
+
+Set the proxy with the `proxy` argument, for example `httpx.Client(proxy="http://localhost:8030")`.
+"""
+
+
+def test_the_parallel_article_note_names_each_value_once() -> None:
+    """Two of the tied articles share a record keeper: the note lists it once, the governing one first."""
+    docs = {"acme-401k-rollover": "Acme Retirement", "harborview-401k-rollover": "Harborview Recordkeeping",
+            "summit-403b-rollover": "Summit Plan Services", "harborview-457b-rollover": "Harborview Recordkeeping"}
+    kb = SimpleNamespace(docs={d: SimpleNamespace(metadata={"record_keeper": v}) for d, v in docs.items()})
+    resolution = Resolution(covered=True, relevance=Relevance(0.9), article_id="acme-401k-rollover",
+                            tied=list(docs), choices={"record_keeper": sorted(set(docs.values()))},
+                            missing=["record_keeper"])
+    note = depends_note(kb, resolution)
+    assert note.startswith("This depends on the record keeper (Acme Retirement or Harborview Recordkeeping or "
+                           "Summit Plan Services); what follows is for Acme Retirement.")
+    assert note.count("Harborview Recordkeeping") == 1
+
+
+def test_an_answer_from_plain_markdown_keeps_code_whole_and_drops_badges_and_link_markup(tmp_path: Path) -> None:
+    """`pip install httpx[http2]` is a command, not a citation; the fenced block stays a block of lines."""
+    src = tmp_path / "docs"
+    src.mkdir()
+    (src / "httpx-readme.md").write_text(README_DOC, encoding="utf-8")
+    home = tmp_path / "home"
+    assert ingest([src], home, progress=False)["documents_total"] == 1
+    from citewise import api
+
+    out = api.ask("How do I install httpx with HTTP/2 support?", home=home)
+    text = out["response"]["text"]
+    assert out["decision"] == "can_proceed", (out["decision"], out["guardrails"])
+    assert not [v for v in out["guardrails"]["violations"] if v["rule"] == "invalid_citation"]
+    assert "```\npip install httpx[http2]\npython -c \"import httpx; print(httpx.__version__)\"\n```" in text
+    assert "shields.io" not in text and "![" not in text and "](" not in text
+    assert re.findall(r"\[([^\]]*)\]", text.replace("[http2]", "")) == [c for c in re.findall(
+        r"\[([^\]]*)\]", text.replace("[http2]", "")) if re.fullmatch(r"C\d+(, C\d+)*", c)]  # only [C#] remain
+
+
+def test_text_mode_names_every_input_not_ingested_on_every_ingest(tmp_path: Path, capsys: pytest.CaptureFixture,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A missing path among several, a non-UTF-8 text file, an unreadable file and a binary: one line each
+    on stderr without --json, every time, and the good input still lands (exit 0; --strict: 2)."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "good.md").write_text("# Payroll calendar\n\nPayroll runs on the 15th and the last day of the month.\n")
+    (src / "latin1.txt").write_bytes("Caf\xe9 hours are posted weekly.".encode("latin-1"))
+    (src / "locked.md").write_text("# Locked\n\nNobody may read this file.\n")
+    (src / "blob.bin").write_bytes(bytes(range(256)))
+    real_read = Path.read_bytes
+
+    def read_bytes(self: Path) -> bytes:
+        if self.name == "locked.md":
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_read(self)
+
+    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    args = ["ingest", str(src), str(tmp_path / "missing.md"), "--home", str(tmp_path / "home")]
+    for attempt in range(2):
+        assert main(args) == 0
+        out, err = capsys.readouterr()
+        skipped = {Path(line.split(": ")[1]).name: line.split(": ", 2)[2] for line in err.splitlines()
+                   if line.startswith("skipped: ")}
+        assert skipped == {"missing.md": "no such file or directory", "latin1.txt": "not UTF-8 text",
+                           "locked.md": "cannot read (Permission denied)",
+                           "blob.bin": skipped.get("blob.bin", "")} and skipped["blob.bin"], (attempt, err)
+        assert "4 skipped" in out and "Traceback" not in err
+    assert main([*args, "--strict"]) == 2
+    assert "input(s) skipped (--strict)" in capsys.readouterr().err
+
+
+def test_the_ingest_bar_on_a_terminal_counts_each_phase_against_its_own_total(kb_home: Path, tmp_path: Path) -> None:
+    """At a terminal: a documents bar in files, then an embedding bar in chunks, each against its own
+    total with a percentage, never a bare count past it (`embedding: 768item`). The bars are cleared
+    when done (the summary line says the totals), so what was drawn is checked, render by render."""
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1", "COLUMNS": "120"}
+    child = pexpect.spawn(sys.executable, ["-m", "citewise.cli", "ingest", str(SAMPLE_KB), "--home",
+                                           str(tmp_path / "home")], cwd=str(ROOT), env=env, encoding="utf-8",
+                          timeout=300, dimensions=(24, 120))
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    shown = child.before.replace("\r", "\n")
+    renders = re.findall(r"(documents|embedding):\s+(\d+)%\|[^|]*\|\s*(\d+)/(\d+) \[[^\]]*?(file|chunk)/s", shown)
+    assert {(phase, int(total), unit) for phase, _, _, total, unit in renders} == {
+        ("documents", 31, "file"), ("embedding", 264, "chunk")}
+    assert all(int(done) <= int(total) and abs(int(pct) - 100 * int(done) / int(total)) <= 0.5
+               for _, pct, done, total, _ in renders)
+    assert "item" not in shown and "Ingested 31 file(s)" in shown
