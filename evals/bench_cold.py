@@ -31,7 +31,6 @@ every abstract is reported as a parity check.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import statistics
@@ -138,51 +137,20 @@ def cold_runs(repeats: int, cache: Path, home: Path | None, baseline: Path | Non
     return out
 
 
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def server_round(cache: Path, home: Path, work: Path, timeout: float = 300.0,
                  baseline: Path | None = None) -> dict[str, float]:
     """One fresh `langgraph dev` (in-memory runtime, no reload) over `home`: seconds from its start to
     `/ok`, the first `runs.wait` after that, start to the first answer, and a second (warm) run."""
-    import signal
-    import urllib.request
-
     from langgraph_sdk import get_sync_client
 
-    config = Path(__file__).resolve().parent.parent / "langgraph.json"
-    exe = Path(sys.executable).with_name("langgraph")
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    env = child_env(cache, CITEWISE_HOME=str(home), LANGGRAPH_CLI_NO_ANALYTICS="1", LANGGRAPH_NO_VERSION_CHECK="1")
+    from .devserver import langgraph_dev
+
+    env = child_env(cache)
     if baseline is not None:
         env["PYTHONPATH"] = str(baseline)
-    work.mkdir(parents=True, exist_ok=True)  # the in-memory runtime keeps its files in the working directory
-    with (work / "server.log").open("ab") as log:
-        start = time.perf_counter()
-        proc = subprocess.Popen([str(exe), "dev", "--config", str(config), "--no-browser", "--no-reload",
-                                 "--host", "127.0.0.1", "--port", str(port)], cwd=work, env=env, stdout=log,
-                                stderr=subprocess.STDOUT, start_new_session=True)
-    try:
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"langgraph dev exited {proc.returncode}: see {work / 'server.log'}")
-            try:
-                with urllib.request.urlopen(url + "/ok", timeout=2) as resp:
-                    if resp.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.perf_counter() - start > timeout:
-                raise RuntimeError(f"langgraph dev not ready in {timeout:.0f}s: see {work / 'server.log'}")
-            time.sleep(0.05)
-        ready = time.perf_counter()
-        client = get_sync_client(url=url, timeout=timeout)
+    # the in-memory runtime keeps its files in the working directory: one per round
+    with langgraph_dev(home, work / "server.log", base_env=env, cwd=work, timeout=timeout, poll=0.05) as server:
+        client = get_sync_client(url=server.url, timeout=timeout)
         thread = client.threads.create()
         out = client.runs.wait(thread["thread_id"], "kb_agent", input={"question": QUERY})
         first = time.perf_counter()
@@ -191,14 +159,7 @@ def server_round(cache: Path, home: Path, work: Path, timeout: float = 300.0,
         thread = client.threads.create()
         client.runs.wait(thread["thread_id"], "kb_agent", input={"question": QUERY})
         second = time.perf_counter()
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+    start, ready = server.started, server.ready
     return {"start_to_ready_s": ready - start, "first_run_after_ready_s": first - ready,
             "start_to_first_answer_s": first - start, "second_run_s": second - first}
 

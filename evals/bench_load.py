@@ -18,18 +18,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
 import re
 import shutil
-import signal
-import socket
-import subprocess
 import sys
 import tempfile
 import threading
 import time
-import urllib.request
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -37,51 +31,9 @@ from typing import Any
 import numpy as np
 
 from .bench_faults import ENV, SAMPLE_KB, questions
+from .devserver import langgraph_dev
 
-ROOT = Path(__file__).resolve().parent.parent
 DECISIONS = ("can_proceed", "needs_data", "uncertain", "out_of_scope")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@contextlib.contextmanager
-def langgraph_dev(home: Path, workdir: Path, env: dict[str, str] | None = None,
-                  timeout: float = 240.0) -> Iterator[tuple[str, int, Path]]:
-    """`langgraph dev` on a free port, its state and log in `workdir`; yields (url, pid, log)."""
-    port = free_port()
-    log = workdir / "langgraph-dev.log"
-    run_env = {**ENV, "CITEWISE_HOME": str(home), "LANGGRAPH_CLI_NO_ANALYTICS": "1",
-               "LANGGRAPH_NO_VERSION_CHECK": "1", **(env or {})}
-    exe = Path(sys.executable).with_name("langgraph")
-    with log.open("wb") as out:
-        proc = subprocess.Popen([str(exe), "dev", "--no-browser", "--no-reload", "--host", "127.0.0.1", "--port",
-                                 str(port), "--config", str(ROOT / "langgraph.json")], cwd=workdir, env=run_env,
-                                stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + timeout
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"langgraph dev exited ({proc.returncode}):\n{log.read_text()[-3000:]}")
-            with contextlib.suppress(OSError), urllib.request.urlopen(url + "/ok", timeout=2) as resp:
-                if resp.status == 200:
-                    break
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"langgraph dev did not start in {timeout}s:\n{log.read_text()[-3000:]}")
-            time.sleep(0.5)
-        yield url, proc.pid, log
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
 
 
 def group_rss_mb(pgid: int) -> float:
@@ -209,7 +161,8 @@ def main(argv: list[str] | None = None) -> int:
         shutil.copytree(SAMPLE_KB, src)
         ingest([src], home, progress=False)
         env = {"CITEWISE_TORCH_THREADS": args.torch_threads} if args.torch_threads else {}
-        with langgraph_dev(home, work, env) as (url, pid, log):
+        with langgraph_dev(home, work / "langgraph-dev.log", env=env, base_env=ENV, cwd=work, timeout=240.0) as server:
+            url, pid, log = server.url, server.pid, server.log
             report["warmup"] = run_level(url, 10, 2)
             report["rss_after_warmup_mb"] = group_rss_mb(pid)
             stop, writes = threading.Event(), report.setdefault("reingests", [])
