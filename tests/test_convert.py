@@ -14,30 +14,9 @@ import pytest
 from citewise.errors import IngestError
 from citewise.kb.convert import ConversionError, Converted, convert, convertible
 from citewise.kb.convert.transcript import convert_text, group, hms, is_transcript, parse_simple
+from tests.writers import write_pdf
 
 # --- helpers -------------------------------------------------------------------------------------------
-
-
-def write_pdf(path: Path, pages: list[list[tuple[int, str]]], title: str | None = None) -> None:
-    """Each page is a list of (font size, line); a 0 size means a blank paragraph gap."""
-    from reportlab.lib.pagesizes import A4
-    from reportlab.pdfgen import canvas
-
-    pdf = canvas.Canvas(str(path), pagesize=A4)
-    if title:
-        pdf.setTitle(title)
-        pdf.setAuthor("Dana Writer")
-    for lines in pages:
-        y = 800.0
-        for size, text in lines:
-            if size == 0:
-                y -= 20
-                continue
-            pdf.setFont("Helvetica-Bold" if size > 12 else "Helvetica", size)
-            pdf.drawString(72, y, text)
-            y -= size * 1.25
-        pdf.showPage()
-    pdf.save()
 
 
 def errors_for(path: Path) -> str:
@@ -70,7 +49,7 @@ def test_pdf_pages_headings_and_paragraphs(tmp_path: Path) -> None:
     result = convert(path)
     assert result.source_type == "pdf"
     assert result.title == "Customer manual"
-    assert result.metadata["author"] == "Dana Writer"
+    assert result.metadata["author"] == "Plan Sponsor"
     assert result.metadata["pages"] == "2"
     assert len(str(result.metadata["created"])) == 10
     headings = [(b.text, b.level, b.page) for b in result.blocks if b.level]

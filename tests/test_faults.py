@@ -15,7 +15,6 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 
 import citewise
@@ -24,6 +23,7 @@ from citewise.cli import main
 from citewise.config import Context
 from citewise.errors import CitewiseError, InputError, StoreError
 from citewise.evals import bench_faults
+from citewise.evals.bench_ingest_size import StandInEmbedder
 from citewise.retrieval.snapshot import build_lock, check_snapshot, open_kb
 from citewise.store.sqlite import Store
 from tests.openai_standin import OpenAIStandIn
@@ -224,7 +224,7 @@ def test_10000_headings_parse_and_chunk_in_linear_time() -> None:
         chunks = chunk_document(doc)
         seconds[n] = time.perf_counter() - started
         assert len(chunks) == n
-    assert seconds[10000] < 20 and seconds[10000] / seconds[2500] < 6  # linear is 4
+    assert seconds[10000] / seconds[2500] < 6  # scaling, not speed: linear is 4, quadratic 16
 
 
 def test_a_long_run_without_sentence_ends_chunks_in_linear_time() -> None:
@@ -236,33 +236,19 @@ def test_a_long_run_without_sentence_ends_chunks_in_linear_time() -> None:
         started = time.perf_counter()
         pieces[n] = split_section(text, 800, 120)
         seconds[n] = time.perf_counter() - started
-    assert seconds[100000] / seconds[25000] < 6 and seconds[100000] < 30  # was quadratic: 87 s at 100k words
+    assert seconds[100000] / seconds[25000] < 6  # scaling, not speed: linear is 4; it was quadratic (16)
     assert "".join(p.replace(" ", "") for p in pieces[100000]) == "".join(f"word{i}" for i in range(100000))
 
 
-class _Fast:
-    """A stand-in embedder: what an ingest costs besides MiniLM (parsing, store, BM25, index files)."""
-
-    model_id, dim = "fast-test-embedder", 8
-
-    def embed_documents(self, texts: list[str], progress: Any = None) -> np.ndarray:
-        if progress:
-            progress(len(texts))
-        return np.ones((len(texts), self.dim), dtype=np.float32) / np.sqrt(self.dim)
-
-    def embed_query(self, text: str) -> np.ndarray:
-        return np.ones(self.dim, dtype=np.float32) / np.sqrt(self.dim)
-
-
-def test_10000_headings_ingest_in_seconds_besides_embedding(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+def test_10000_headings_ingest_besides_embedding(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                             record_property: Any) -> None:
     import citewise.kb.ingest as ingest_module
 
-    monkeypatch.setattr(ingest_module, "get_embedder", lambda *a, **k: _Fast())
+    monkeypatch.setattr(ingest_module, "get_embedder", lambda *a, **k: StandInEmbedder())
     (tmp_path / "big.md").write_text(_headings(10000))
     summary = ingest_module.ingest([tmp_path / "big.md"], tmp_path / "home", progress=False)
     record_property("report:10,000-heading article, ingest without embedding (s)", summary["seconds"])
-    assert summary["chunks_total"] == 10000 and summary["seconds"] < 60
+    assert summary["chunks_total"] == 10000  # its time is reported (RELIABILITY.md), not asserted
 
 
 @pytest.mark.slow

@@ -24,33 +24,12 @@ from citewise.kb.ingest import ingest
 from citewise.retrieval.snapshot import open_kb
 from citewise.store import open_store
 from citewise.store.sqlite import Store
+from tests.writers import write_pdf
 
 ENV = {**os.environ, "HF_HUB_OFFLINE": "1"}
 FormatsKB = tuple[Path, Path, dict, str]  # sources, home, ingest summary, database URL ("" for SQLite)
 
 # --- writers: real files, made with the libraries that make them in the wild ------------------------------
-
-
-def write_pdf(path: Path, pages: list[list[tuple[int, str]]], title: str | None = None) -> None:
-    """Each page is a list of (font size, line); size 0 leaves a paragraph gap."""
-    from reportlab.lib.pagesizes import A4
-    from reportlab.pdfgen import canvas
-
-    pdf = canvas.Canvas(str(path), pagesize=A4)
-    if title:
-        pdf.setTitle(title)
-        pdf.setAuthor("Plan Sponsor")
-    for lines in pages:
-        y = 800.0
-        for size, text in lines:
-            if size == 0:
-                y -= 20
-                continue
-            pdf.setFont("Helvetica-Bold" if size > 12 else "Helvetica", size)
-            pdf.drawString(72, y, text)
-            y -= size * 1.25
-        pdf.showPage()
-    pdf.save()
 
 
 def write_scanned_pdf(path: Path) -> None:
