@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from itertools import pairwise
 
-from ..kb.text import STOPWORDS, stem, term_set, terms, words
+from ..kb.text import STOPWORDS, stem, terms, words
 
 # Question types by wording; the first match wins (most specific first).
 QUESTION_TYPES: list[tuple[str, re.Pattern[str]]] = [(t, re.compile(p, re.IGNORECASE)) for t, p in (
@@ -48,6 +49,11 @@ QUESTION_WORDS = frozenset(terms(
     "how much many long soon what which when where who whom why whether need needs know tell explain "
     "please help want wants get getting can could would will shall should do does did happen happens "
     "thing things way ways something anything option options work works mean means"))
+# Words that name what a question of a type asks for, not its subject ("how long does it take", "how much
+# does it cost", "what rate"): a sentence of that type answers them, so they are not focus terms.
+TYPE_WORDS = {"duration": frozenset(terms("take takes taking took last lasts")),
+              "amount": frozenset(terms("cost costs charge charges charged price prices pay pays paid fee fees")),
+              "percent": frozenset(terms("rate rates"))}
 
 
 
@@ -77,10 +83,18 @@ def sentence_types(text: str) -> set[str]:
     return {t for t, p in SENTENCE_TYPES.items() if p.search(text)}
 
 
-def focus_terms(question: str, facet_terms: set[str]) -> list[str]:
-    """The question's telling terms: not question words, stopwords, or the facets that select the article."""
-    return list(dict.fromkeys(t for t in terms(question) if t not in QUESTION_WORDS and t not in facet_terms
-                              and t not in STOPWORDS and len(t) > 1))
+def focus_terms(question: str, facet_terms: set[str], qtype: str = "") -> list[str]:
+    """The question's telling terms: not question words, stopwords, the words of its type, or the facets
+    that select the article."""
+    skip = QUESTION_WORDS | TYPE_WORDS.get(qtype, frozenset()) | facet_terms | STOPWORDS
+    return list(dict.fromkeys(t for t in terms(question) if t not in skip and len(t) > 1))
+
+
+def with_compounds(text: str) -> set[str]:
+    """A text's terms, plus each pair of adjacent words written as one ("set up" -> "setup"), so that a
+    compound spelt open in the question and closed in the answer (or the reverse) still matches."""
+    seq = terms(text)
+    return set(seq) | {a + b for a, b in pairwise(seq)}
 
 
 WHAT = {"amount": "the amount", "percent": "the percentage", "date": "when", "duration": "how long",
@@ -90,11 +104,13 @@ WHAT = {"amount": "the amount", "percent": "the percentage", "date": "when", "du
 def assess(question: str, claims: list[str], context_text: str, facet_terms: set[str]) -> Answerability:
     """Whether the answer's claims answer the question's type and focus, and what is missing if not."""
     qtype = question_type(question)
-    focus = focus_terms(question, facet_terms)
+    focus = focus_terms(question, facet_terms, qtype)
     out = Answerability(qtype, focus)
     if qtype in ACCEPTS:
         typed = [c for c in claims if sentence_types(c) & ACCEPTS[qtype]]
-        on_focus = [c for c in typed if not focus or term_set(c) & set(focus)]
+        wanted = set(focus) | {t for t in with_compounds(question) - set(terms(question))
+                               if any(t.startswith(f) or t.endswith(f) for f in focus)}
+        on_focus = [c for c in typed if not focus or with_compounds(c) & wanted]
         if not on_focus:
             subject = " ".join(dict.fromkeys(w for w in words(question) if stem(w) in set(focus)))
             out.missing.append(f"{WHAT[qtype]}{' for ' + subject if subject else ''}")
