@@ -238,6 +238,8 @@ def test_the_request_guard_masks_every_write_and_bounds_bodies() -> None:
     out = mask_tree(body)
     assert not leaks(json.dumps(out)) and "4111111111111111" not in json.dumps(out)
     assert out[1]["assistant_id"] == "kb_agent" and out[0]["config"]["configurable"]["thread_id"] == thread
+    assert mask_tree({"checkpoint_ns": f"generate:{thread}", "note": f"{thread} {PII['ssn']}"}) == {
+        "checkpoint_ns": f"generate:{thread}", "note": f"{thread} [SSN]"}
     assert out[0]["input"]["collected_data"] == {"[EMAIL]": 1, "card": "[NUMBER]"} and mask_tree(40000) == 40000
 
     async def echo(request: Request) -> JSONResponse:
