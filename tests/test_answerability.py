@@ -26,3 +26,27 @@ def test_a_duration_question_is_answered_by_a_duration() -> None:
     sent = ["Rollovers are sent within 3 business days."]
     assert assess("How long does a rollover take?", sent, "", {"rollov"}).ok  # "take" asks how long, nothing more
     assert not assess("How long does a rollover take?", ["Rollovers need a signed form."], "", set()).ok
+
+
+def test_through_the_engine_an_unstated_detail_is_uncertain_and_a_stated_one_answered(tmp_path) -> None:
+    """A question on a covered topic whose asked-for detail the article never states is not answered as if
+    it were (`uncertain`, saying what is missing); the same wording about a stated detail is answered."""
+    from citewise import api
+    from citewise.kb.ingest import ingest
+
+    src = tmp_path / "kb"
+    src.mkdir()
+    (src / "loan.md").write_text(
+        "---\nid: northwind-loan\ntitle: Northwind savings plan loans\ntopic: loan\n---\n"
+        "## Business rules\n- Loan setup fee: $75, taken from the loan amount.\n"
+        "- Loans are repaid by payroll deduction over 1 to 5 years.\n- One loan may be outstanding at a time.\n"
+        "## Steps\n1. Sign in to the Northwind portal and open Loans.\n2. Choose the amount and the term.\n")
+    ingest([src], tmp_path / "home", progress=False)
+    stated = api.ask("How much does Northwind charge to set up a savings plan loan?", home=tmp_path / "home")
+    assert stated["decision"] in ("can_proceed", "needs_data") and "$75" in stated["response"]["text"]
+    unstated = api.ask("What percentage interest rate does a Northwind savings plan loan charge?",
+                       home=tmp_path / "home")
+    assert unstated["decision"] == "uncertain", unstated["decision"]
+    assert "percentage" in unstated["response"]["text"]
+    year = api.ask("What will the Northwind savings plan loan setup fee be in 2031?", home=tmp_path / "home")
+    assert year["decision"] == "uncertain" and "2031" in year["response"]["text"]
