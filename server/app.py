@@ -52,6 +52,8 @@ from .guard import RequestGuard
 from .models import (
     AnswerRequest,
     AnswerResponse,
+    ArtifactRequest,
+    ArtifactResponse,
     Decision,
     ErrorBody,
     Health,
@@ -277,6 +279,21 @@ def answer(body: AnswerRequest, request: Request, response: Response) -> dict[st
     payload = checked_payload({"question": body.inquiry, "filters": facet_filter(body),
                                "collected_data": body.collected_data or {}, "max_tokens": body.max_tokens,
                                "mode": "answer"}, ctx, INQUIRY)
+    out = answer_body(invoke(payload, ctx, who, INQUIRY))
+    response.headers[QUERY_ID_HEADER] = str(out["query_id"] or "")
+    return out
+
+
+@app.post("/v1/artifacts", response_model=ArtifactResponse, tags=["401(k) engine"],
+          responses={**_ERRORS, 200: {"headers": _QUERY_ID}})
+def artifacts(body: ArtifactRequest, request: Request, response: Response) -> dict[str, Any]:
+    """A cited artifact (checklist, workflow, call script, brief, blueprint) about the inquiry, checked like
+    an answer: every item cited and verified; a subject the KB cannot support abstains with no content."""
+    who = caller(request)
+    ctx = make_context(body.context)
+    payload = checked_payload({"question": body.inquiry, "filters": facet_filter(body),
+                               "collected_data": body.collected_data or {}, "max_tokens": body.max_tokens,
+                               "mode": "artifact", "artifact_type": body.artifact_type}, ctx, INQUIRY)
     out = answer_body(invoke(payload, ctx, who, INQUIRY))
     response.headers[QUERY_ID_HEADER] = str(out["query_id"] or "")
     return out

@@ -28,6 +28,7 @@ from pydantic import (
 )
 
 from ..config import Context
+from ..engine.artifact_types import ARTIFACT_TYPES
 from ..engine.inquiry import MAX_MAX_TOKENS, MAX_QUESTION, MIN_QUESTION
 
 Decision = Literal["can_proceed", "needs_data", "uncertain", "out_of_scope"]
@@ -125,6 +126,13 @@ class AnswerRequest(RequiredDataRequest):
 
     max_tokens: StrictInt | None = Field(default=None, ge=1, le=MAX_MAX_TOKENS, description=(
         "Token budget of the answer (default 1500; at least 175 at the default context share)."))
+
+
+class ArtifactRequest(AnswerRequest):
+    """A cited artifact (checklist, workflow, call script, brief, blueprint) about the inquiry's subject."""
+
+    artifact_type: Literal[tuple(ARTIFACT_TYPES)] = Field(  # type: ignore[valid-type]
+        description="What to build: " + ", ".join(ARTIFACT_TYPES) + ".", examples=["checklist"])
 
 
 class QueryRequest(Strict):
@@ -238,6 +246,12 @@ class AnswerResponse(RequiredDataResponse):
     needs_review: bool
     review: dict[str, Any]
     metadata: dict[str, Any]
+
+
+class ArtifactResponse(AnswerResponse):
+    artifact: dict[str, Any] | None = Field(default=None, description=(
+        "The built artifact: type, title, headings (each with cited items) and markdown; null when the "
+        "knowledge base cannot support it (the decision then says why, as for an answer)."))
 
 
 class PassageOut(BaseModel):

@@ -70,8 +70,9 @@ def test_the_committed_openapi_document_is_the_apps_and_is_served(http: httpx.Cl
                                                   "openapi_text; print(openapi_text(), end=\"\")' > server/openapi.json"
     served = http.get("/v1/openapi.json").json()
     assert served == json.loads(OPENAPI.read_text())
-    assert set(served["paths"]) == {"/v1/required-data", "/v1/answer", "/v1/answer/stream", "/v1/query",
-                                    "/v1/queries", "/v1/queries/{query_id}", "/v1/health", "/api/v1/query/answer"}
+    assert set(served["paths"]) == {"/v1/required-data", "/v1/answer", "/v1/artifacts", "/v1/answer/stream",
+                                    "/v1/query", "/v1/queries", "/v1/queries/{query_id}", "/v1/health",
+                                    "/api/v1/query/answer"}
     assert all("422" not in op["responses"] for ops in served["paths"].values() for op in ops.values())
     assert http.get("/ok").status_code == 200  # the LangGraph server's own routes are still there
 
@@ -103,6 +104,20 @@ def test_answer(http: httpx.Client) -> None:
     assert body["citations"] and all(c["doc_id"] == "acme-401k-loan" for c in body["citations"])
     assert body["guardrails"]["passed"] and body["metadata"]["context_budget"] == 840
     assert body["query_id"] == remember(r, "answer")
+
+
+def test_artifacts(http: httpx.Client) -> None:
+    r = http.post("/v1/artifacts", json={"inquiry": "Acme 401(k) loan", "artifact_type": "checklist"})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    artifact = body["artifact"]
+    assert artifact["type"] == "checklist" and artifact["headings"] and "[C" in artifact["markdown"]
+    cited = {c["id"] for c in body["citations"]}
+    assert cited and all(c["doc_id"].startswith("acme-401k") for c in body["citations"])
+    assert set(re.findall(r"\[(C\d+)\]", artifact["markdown"])) <= cited  # every label resolves
+    assert body["query_id"] == remember(r, "artifacts")
+    bad = http.post("/v1/artifacts", json={"inquiry": "Acme 401(k) loan", "artifact_type": "poem"})
+    assert bad.status_code == 400 and bad.json()["detail"][0]["field"] == "artifact_type"
 
 
 def test_answer_with_a_caller_chosen_model_reports_its_tokens(http: httpx.Client, standin: OpenAIStandIn) -> None:

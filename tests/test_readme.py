@@ -174,9 +174,11 @@ def run_cli(command: str, line: int) -> None:
 
 def run_bash(script: str, line: int, workdir: Path) -> None:
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}", "HF_HUB_OFFLINE": "1"}
+    # An HTTP error fails the example (curl alone exits 0 on a 400), and its body is shown.
+    script = 'curl() { command curl --fail-with-body "$@"; }\n' + script
     proc = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", script], cwd=workdir, env=env,
                           capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, f"README line {line}: exited {proc.returncode}: {proc.stderr[-2000:]}"
+    assert proc.returncode == 0, f"README line {line}: exited {proc.returncode}: {(proc.stderr + proc.stdout)[-2000:]}"
     assert "Internal Server Error" not in proc.stdout and "Traceback" not in proc.stderr
 
 
