@@ -173,3 +173,24 @@ def test_resume_keeps_the_threads_settings(kb_home: Path) -> None:
                                                "receiving_account_type": "IRA", "date_of_birth": "1960-05-01",
                                                "vested_balance": 40000}, home=kb_home)
     assert done["status"] == "done" and done["metadata"]["generator"] == "openai:standin-model"
+
+
+def test_the_readme_layout_names_every_part_of_the_tree() -> None:
+    """The layout section is how a newcomer finds things: each top-level entry and each engine, server and
+    retrieval module must be named in it (a new module without a line there fails here)."""
+    import re
+    import subprocess
+
+    from tests.paths import ROOT
+
+    readme = (ROOT / "README.md").read_text()
+    layout = readme.split("## Layout", 1)[1].split("```")[1]
+    files = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+    top = {f.split("/")[0] for f in files if not f.startswith(".") and "/" in f} | {
+        f for f in files if "/" not in f and not f.startswith(".") and f not in ("__init__.py", "README.md")}
+    missing = sorted(t for t in top if t not in layout)
+    modules = re.compile(r"(engine|server|retrieval|store|llm|graphs)/[a-z_]+\.py$")
+    stems = {f.split("/")[1].removesuffix(".py") for f in files if modules.match(f) and not f.endswith("__init__.py")}
+    named = set(re.findall(r"[a-z_]+", layout)) | {s for s in stems if s.startswith("artifact")}  # "artifact*.py"
+    missing += sorted(f"module {s}" for s in stems if s not in named)
+    assert not missing, missing
