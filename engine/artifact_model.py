@@ -16,7 +16,7 @@ from ..llm.chat import ModelClock, structured_call
 from ..prompts import render
 from .artifact_types import ArtifactOutput, ArtifactType
 from .generate import AnswerRequest
-from .model import guardrail_text
+from .model import guardrail_text, retry_notes
 from .privacy import masked
 
 ARTIFACT_TEMPERATURE = 0.1
@@ -38,13 +38,7 @@ class ModelArtifacts:
 
     def messages(self, kind: ArtifactType, request: AnswerRequest) -> list[tuple[str, str]]:
         system = render("artifact_system", self.ctx.artifact_system_prompt)
-        feedback = ""
-        if request.feedback.violations:
-            feedback = ("\nYour previous version failed verification; fix these problems:\n"
-                        + "\n".join(f"- {v.rule}: {v.detail}" for v in request.feedback.violations) + "\n")
-        missing = ""
-        if request.missing_fields:
-            missing = "\nNot yet collected: " + ", ".join(request.missing_fields) + "\n"
+        feedback, missing = retry_notes(request, "version", "Not yet collected")
         user = render("artifact_user", self.ctx.artifact_user_prompt, artifact=kind.label.lower(),
                       subject=masked(request.question), headings=heading_guide(kind), context=request.context_text,
                       guardrails=guardrail_text(request.rules), missing_data=missing, feedback=feedback)

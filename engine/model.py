@@ -33,6 +33,17 @@ def guardrail_text(rules: dict[str, dict[str, Any]]) -> str:
     return "\n".join(lines) if lines else "(no article guardrails in this context)"
 
 
+def retry_notes(request: AnswerRequest, what: str, missing_label: str) -> tuple[str, str]:
+    """The prompt's `feedback` (what the previous version failed, so a regeneration can fix it) and
+    `missing_data` (fields still to collect, so the model does not assume their values) blocks."""
+    feedback = ""
+    if request.feedback.violations:
+        feedback = (f"\nYour previous {what} failed verification; fix these problems:\n"
+                    + "\n".join(f"- {v.rule}: {v.detail}" for v in request.feedback.violations) + "\n")
+    missing = f"\n{missing_label}: " + ", ".join(request.missing_fields) + "\n" if request.missing_fields else ""
+    return feedback, missing
+
+
 class ModelGenerator:
     def __init__(self, ctx: Context):
         self.ctx = ctx
@@ -41,13 +52,7 @@ class ModelGenerator:
 
     def messages(self, request: AnswerRequest) -> list[tuple[str, str]]:
         system = render("answer_system", self.ctx.answer_system_prompt, max_components=MAX_COMPONENTS)
-        feedback = ""
-        if request.feedback.violations:
-            feedback = ("\nYour previous answer failed verification; fix these problems:\n"
-                        + "\n".join(f"- {v.rule}: {v.detail}" for v in request.feedback.violations) + "\n")
-        missing = ""
-        if request.missing_fields:
-            missing = "\nNot yet collected from the participant: " + ", ".join(request.missing_fields) + "\n"
+        feedback, missing = retry_notes(request, "answer", "Not yet collected from the participant")
         user = render("answer_user", self.ctx.answer_user_prompt, question=masked(request.question),
                       context=request.context_text, guardrails=guardrail_text(request.rules), feedback=feedback,
                       missing_data=missing)
