@@ -267,9 +267,10 @@ def test_the_request_guard_masks_every_write_and_bounds_bodies() -> None:
 
 
 @pytest.mark.slow
-def test_a_real_server_never_holds_personal_data_a_run_was_given(kb_home: Path, tmp_path: Path) -> None:
+def test_a_real_server_never_holds_personal_data_a_run_was_given(kb_home: Path, tmp_path: Path,
+                                                                 operator_model: OpenAIStandIn) -> None:
     """The server stores what callers send (threads, metadata, run input, state updates, store items) before
-    the graph runs: the request guard masks it on the way in."""
+    the graph runs: the request guard masks it on the way in. Nor does it reach the model or the log."""
     import http.client
     import secrets
 
@@ -279,13 +280,20 @@ def test_a_real_server_never_holds_personal_data_a_run_was_given(kb_home: Path, 
 
     digits = f"{secrets.randbelow(10**4):04d}"
     ssn, email = f"219-09-{digits}", f"pat.{secrets.token_hex(4)}@example.org"
-    question = f"My SSN is {ssn}, write to {email}. Can I take a loan from my 401(k)?"
-    with langgraph_dev(kb_home, tmp_path / "dev.log") as url:
+    phone, account = f"(415) 555-{digits}", f"88{digits}41207"
+    secrets_given = (ssn, email, phone, account)
+    question = (f"My SSN is {ssn}, write to {email} or call {phone}, account number {account}. "
+                "Can I take a loan from my 401(k)?")
+    env = {"CITEWISE_LLM_MODEL": "standin-model", "CITEWISE_LLM_BASE_URL": operator_model.base_url,
+           "OPENAI_API_KEY": "sk-test", "CITEWISE_LLM_REQUIRED_FIELDS": "false"}
+    log = tmp_path / "dev.log"
+    operator_model.requests.clear()
+    with langgraph_dev(kb_home, log, extra_env=env) as url:
         client = get_sync_client(url=url)
         thread = client.threads.create(metadata={"caller": email})
         tid = thread["thread_id"]
         done = client.runs.wait(tid, "kb_agent", input={"question": question, "collected_data": {email: ssn}},
-                                metadata={"note": ssn}, config={"configurable": {"contact": email}})
+                                metadata={"note": ssn}, config={"configurable": {"contact": phone}})
         client.threads.update(tid, metadata={"ssn": ssn})
         client.threads.update_state(tid, {"question": f"again: {ssn}"})
         notes = ["anonymous", "notes"]  # the open server's identity owns this namespace
@@ -303,10 +311,13 @@ def test_a_real_server_never_holds_personal_data_a_run_was_given(kb_home: Path, 
         status, body = refused.status, refused.read()
         conn.close()
     assert status == 413 and b"larger than" in body
-    assert "[SSN]" in seen and "[EMAIL]" in seen  # the run happened, on masked input
-    assert ssn not in seen and email not in seen
+    assert "[SSN]" in seen and "[EMAIL]" in seen and "[PHONE]" in seen  # the run happened, on masked input
+    assert done["metadata"]["generator"] == "openai:standin-model" and operator_model.chat_requests()
     stored = [p for p in (ROOT / ".langgraph_api").glob("*") if p.is_file()]
-    assert stored and not [p.name for p in stored if ssn.encode() in p.read_bytes() or email.encode() in p.read_bytes()]
+    found = {"API responses": seen, "model requests": json.dumps(operator_model.requests),
+             "server log": log.read_text(), **{p.name: p.read_bytes().decode("utf-8", "replace") for p in stored}}
+    assert stored and {name: [v for v in secrets_given if v in text] for name, text in found.items()
+                       if any(v in text for v in secrets_given)} == {}
 
 
 def test_the_cli_masks_personal_data(kb_home: Path) -> None:
@@ -340,6 +351,7 @@ def test_sensitive_fields_are_validated_but_never_echoed(tmp_path: Path) -> None
 # --- LLM10: bounded input -------------------------------------------------------------------------------
 BOMB = ("---\nid: bomb\ntitle: Bomb\n"
         + "".join(f"l{i}: &l{i} [" + ",".join([f"*l{i - 1}"] * 9 if i else ['"lol"'] * 9) + "]\n" for i in range(9))
+        + "tags: *l8\n"  # used where citewise reads it: expanded, 9**9 strings
         + "---\n## Steps\n1. x\n")
 
 
