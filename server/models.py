@@ -86,6 +86,11 @@ def clean_question(value: str, name: str) -> str:
 Facet = Annotated[StrictStr, Field(min_length=1, max_length=200)]
 
 
+# The limits the engine enforces (after trimming), stated in the schema so clients and fuzzers know them;
+# the check itself stays clean_question's, with its own message.
+QUESTION_LENGTH = {"minLength": MIN_QUESTION, "maxLength": MAX_QUESTION, "pattern": r"\S"}
+
+
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -94,6 +99,7 @@ class RequiredDataRequest(Strict):
     """The 401(k) engine's *get required data*: an inquiry and the facets the caller already knows."""
 
     inquiry: StrictStr = Field(description=f"The question, {MIN_QUESTION}-{MAX_QUESTION} characters.",
+                               json_schema_extra=QUESTION_LENGTH,
                                examples=["What do we need for an Acme 401(k) loan?"])
     record_keeper: Facet | None = Field(default=None, description="Filter on the record keeper (e.g. Acme Retirement).")
     plan_type: Facet | None = Field(default=None, description="Filter on the plan type (e.g. 401(k)).")
@@ -139,6 +145,7 @@ class QueryRequest(Strict):
     """Retrieval only: the passages a question finds, with their scores and metadata."""
 
     query: StrictStr = Field(description=f"The question, {MIN_QUESTION}-{MAX_QUESTION} characters.",
+                             json_schema_extra=QUESTION_LENGTH,
                              examples=["401(k) loan repayment"])
     top_k: StrictInt = Field(default=10, ge=1, le=TOP_K_MAX, description="How many passages to return.")
     filters: dict[str, Any] | None = Field(default=None, description="Metadata filter in Pinecone's language.")
