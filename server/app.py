@@ -253,35 +253,35 @@ def answer_body(out: dict[str, Any]) -> dict[str, Any]:
     return {**out, "query_id": (out.get("metadata") or {}).get("query_id")}
 
 
-# --- the 401(k) engine's two endpoints -----------------------------------------------------------
+# --- the 401(k) engine's endpoints ---------------------------------------------------------------
 INQUIRY = {"question": "inquiry"}
+
+
+def engine_route(body: RequiredDataRequest, request: Request, response: Response, mode: str,
+                 **extra: Any) -> dict[str, Any]:
+    """One graph run for an engine route: the caller's identity and settings, the inquiry as graph input
+    (checked at the door like the graph's intake would), the output with its query-log id."""
+    who = caller(request)
+    ctx = make_context(body.context)
+    payload = checked_payload({"question": body.inquiry, "filters": facet_filter(body),
+                               "collected_data": body.collected_data or {}, "mode": mode, **extra}, ctx, INQUIRY)
+    out = answer_body(invoke(payload, ctx, who, INQUIRY))
+    response.headers[QUERY_ID_HEADER] = str(out["query_id"] or "")
+    return out
 
 
 @app.post("/v1/required-data", response_model=RequiredDataResponse, tags=["401(k) engine"],
           responses={**_ERRORS, 200: {"headers": _QUERY_ID}})
 def required_data(body: RequiredDataRequest, request: Request, response: Response) -> dict[str, Any]:
     """The governing article and the data to collect before answering (no answer is generated)."""
-    who = caller(request)
-    ctx = make_context(body.context)
-    payload = checked_payload({"question": body.inquiry, "filters": facet_filter(body),
-                               "collected_data": body.collected_data or {}, "mode": "required_data"}, ctx, INQUIRY)
-    out = answer_body(invoke(payload, ctx, who, INQUIRY))
-    response.headers[QUERY_ID_HEADER] = str(out["query_id"] or "")
-    return out
+    return engine_route(body, request, response, "required_data")
 
 
 @app.post("/v1/answer", response_model=AnswerResponse, tags=["401(k) engine"],
           responses={**_ERRORS, 200: {"headers": _QUERY_ID}})
 def answer(body: AnswerRequest, request: Request, response: Response) -> dict[str, Any]:
     """A checked, cited answer: decision, confidence, response sections, citations, guardrails, metadata."""
-    who = caller(request)
-    ctx = make_context(body.context)
-    payload = checked_payload({"question": body.inquiry, "filters": facet_filter(body),
-                               "collected_data": body.collected_data or {}, "max_tokens": body.max_tokens,
-                               "mode": "answer"}, ctx, INQUIRY)
-    out = answer_body(invoke(payload, ctx, who, INQUIRY))
-    response.headers[QUERY_ID_HEADER] = str(out["query_id"] or "")
-    return out
+    return engine_route(body, request, response, "answer", max_tokens=body.max_tokens)
 
 
 @app.post("/v1/artifacts", response_model=ArtifactResponse, tags=["401(k) engine"],
@@ -289,14 +289,8 @@ def answer(body: AnswerRequest, request: Request, response: Response) -> dict[st
 def artifacts(body: ArtifactRequest, request: Request, response: Response) -> dict[str, Any]:
     """A cited artifact (checklist, workflow, call script, brief, blueprint) about the inquiry, checked like
     an answer: every item cited and verified; a subject the KB cannot support abstains with no content."""
-    who = caller(request)
-    ctx = make_context(body.context)
-    payload = checked_payload({"question": body.inquiry, "filters": facet_filter(body),
-                               "collected_data": body.collected_data or {}, "max_tokens": body.max_tokens,
-                               "mode": "artifact", "artifact_type": body.artifact_type}, ctx, INQUIRY)
-    out = answer_body(invoke(payload, ctx, who, INQUIRY))
-    response.headers[QUERY_ID_HEADER] = str(out["query_id"] or "")
-    return out
+    return engine_route(body, request, response, "artifact", max_tokens=body.max_tokens,
+                        artifact_type=body.artifact_type)
 
 
 @app.post("/v1/answer/stream", tags=["401(k) engine"],
