@@ -49,12 +49,16 @@ QUESTION_WORDS = frozenset(terms(
     "how much many long soon what which when where who whom why whether need needs know tell explain "
     "please help want wants get getting can could would will shall should do does did happen happens "
     "thing things way ways something anything option options work works mean means"))
-# Words that name what a question of a type asks for, not its subject ("how long does it take", "how much
-# does it cost", "what rate"): a sentence of that type answers them, so they are not focus terms.
-TYPE_WORDS = {"duration": frozenset(terms("take takes taking took last lasts")),
-              "amount": frozenset(terms("cost costs charge charges charged price prices pay pays paid fee fees")),
-              "percent": frozenset(terms("rate rates"))}
-
+# Words that only carry a question's type ("how long does it *take*"): a sentence of the type answers them.
+FILLER_WORDS = {"duration": frozenset(terms("take takes taking took last lasts"))}
+# Words that name which quantity a money question asks for ("how much does it *charge*", "what *rate*"):
+# not its subject when the question names one ("charge to set up a loan": setup is the subject), but
+# when nothing else is left they are the subject, and the answer must name one of them (a vesting
+# percentage does not answer "how much does vesting cost").
+_MONEY = frozenset(terms("cost costs charge charges charged price prices pay pays paid fee fees rate rates"))
+FAMILY_WORDS = {"amount": _MONEY, "percent": _MONEY}
+# The words that only ask: never echoed back as a subject the knowledge base lacks.
+ASKING_WORDS = frozenset(terms("how much many long soon what which when where who whom why whether"))
 
 
 @dataclass
@@ -85,9 +89,12 @@ def sentence_types(text: str) -> set[str]:
 
 def focus_terms(question: str, facet_terms: set[str], qtype: str = "") -> list[str]:
     """The question's telling terms: not question words, stopwords, the words of its type, or the facets
-    that select the article."""
-    skip = QUESTION_WORDS | TYPE_WORDS.get(qtype, frozenset()) | facet_terms | STOPWORDS
-    return list(dict.fromkeys(t for t in terms(question) if t not in skip and len(t) > 1))
+    that select the article; the money words of an amount or percentage question only when nothing else
+    is left."""
+    skip = QUESTION_WORDS | facet_terms | STOPWORDS | FILLER_WORDS.get(qtype, frozenset())
+    focus = list(dict.fromkeys(t for t in terms(question) if t not in skip and len(t) > 1))
+    family = FAMILY_WORDS.get(qtype, frozenset())
+    return [t for t in focus if t not in family] or focus
 
 
 def with_compounds(text: str) -> set[str]:
@@ -108,8 +115,12 @@ def assess(question: str, claims: list[str], context_text: str, facet_terms: set
     out = Answerability(qtype, focus)
     if qtype in ACCEPTS:
         typed = [c for c in claims if sentence_types(c) & ACCEPTS[qtype]]
-        wanted = set(focus) | {t for t in with_compounds(question) - set(terms(question))
-                               if any(t.startswith(f) or t.endswith(f) for f in focus)}
+        family = FAMILY_WORDS.get(qtype, frozenset())
+        if focus and set(focus) <= family:
+            wanted = set(family)  # "how much does it charge": any fee, charge, cost or rate answers
+        else:
+            wanted = set(focus) | {t for t in with_compounds(question) - set(terms(question))
+                                   if any(t.startswith(f) or t.endswith(f) for f in focus)}
         on_focus = [c for c in typed if not focus or with_compounds(c) & wanted]
         if not on_focus:
             subject = " ".join(dict.fromkeys(w for w in words(question) if stem(w) in set(focus)))

@@ -14,7 +14,7 @@ from ..config import Context
 from ..kb.text import STOPWORDS, display_text, stem, term_set, words
 from ..retrieval.snapshot import KnowledgeBase
 from .access import visible_facets
-from .answerability import QUESTION_WORDS
+from .answerability import ASKING_WORDS
 from .artifact_types import one_line, shell
 from .privacy import mask_pii, masked
 from .records import (
@@ -104,7 +104,7 @@ def subject_words(question: str) -> list[str]:
     text, _ = mask_pii(question)
     text = re.sub(r"\[[A-Z_]+\]", " ", text)
     return list(dict.fromkeys(w for w in words(text) if w not in STOPWORDS and len(w) > 2 and not w.isdigit()
-                              and stem(w) not in QUESTION_WORDS))
+                              and stem(w) not in ASKING_WORDS))
 
 
 def abstained(kb: KnowledgeBase, inquiry: Inquiry, relevance: Relevance, reason: str = "") -> dict[str, Any]:

@@ -50,3 +50,15 @@ def test_through_the_engine_an_unstated_detail_is_uncertain_and_a_stated_one_ans
     assert "percentage" in unstated["response"]["text"]
     year = api.ask("What will the Northwind savings plan loan setup fee be in 2031?", home=tmp_path / "home")
     assert year["decision"] == "uncertain" and "2031" in year["response"]["text"]
+
+
+def test_a_money_word_is_the_subject_when_nothing_else_is_left() -> None:
+    """"How much does Acme charge for vesting" (Acme and vesting select the article): only a fee, charge,
+    cost or rate answers it, not a vesting percentage; "what rate does Acme charge" is answered by a rate."""
+    vesting = {"acm", "vest"}
+    question = "How much does Acme charge for vesting?"
+    assert not assess(question, ["Vesting is 20% after 2 years."], "", vesting).ok
+    assert assess(question, ["A vesting review fee of $25 applies."], "", vesting).ok
+    loan, rate = {"acm", "loan"}, "What rate does Acme charge on a loan?"
+    assert assess(rate, ["The loan interest rate is prime + 2%."], "", loan).ok
+    assert not assess(rate, ["Loans are capped at 50% of the vested balance."], "", loan).ok
