@@ -232,15 +232,18 @@ def test_the_request_guard_masks_every_write_and_bounds_bodies() -> None:
     from citewise.server.guard import RequestGuard, mask_tree
 
     thread = "1ef4a9b2-3c4d-6e5f-8a9b-123456789012"  # a UUID whose last group is 12 digits: kept whole
-    body = [{"input": {"question": f"SSN {PII['ssn']}", "collected_data": {PII["email"]: 1, "card": 4111111111111111}},
-             "metadata": {"note": PII["phone"]}, "config": {"configurable": {"thread_id": thread}}},
+    body = [{"input": {"question": f"SSN {PII['ssn']}", "collected_data": {"card": 4111111111111111, "n": 4.1e15}},
+             "metadata": {"note": PII["phone"]}, "config": {"configurable": {"thread_id": thread}},
+             "webhook": "https://bot:s3cret@hooks.example/cb", "limit": 10**13},
             {"command": {"resume": {"phone": PII["phone"]}, "update": {"q": PII["email"]}}, "assistant_id": "kb_agent"}]
     out = mask_tree(body)
-    assert not leaks(json.dumps(out)) and "4111111111111111" not in json.dumps(out)
+    assert not leaks(json.dumps(out)) and "4111111111111111" not in json.dumps(out) and "4100000000000000" not in \
+        json.dumps(out)
     assert out[1]["assistant_id"] == "kb_agent" and out[0]["config"]["configurable"]["thread_id"] == thread
+    assert (out[0]["webhook"], out[0]["limit"]) == (body[0]["webhook"], 10**13)  # settings pass as they are
     assert mask_tree({"checkpoint_ns": f"generate:{thread}", "note": f"{thread} {PII['ssn']}"}) == {
         "checkpoint_ns": f"generate:{thread}", "note": f"{thread} [SSN]"}
-    assert out[0]["input"]["collected_data"] == {"[EMAIL]": 1, "card": "[NUMBER]"} and mask_tree(40000) == 40000
+    assert out[0]["input"]["collected_data"]["card"] == "[NUMBER]" and mask_tree(40000) == 40000
 
     async def echo(request: Request) -> JSONResponse:
         return JSONResponse(await request.json())
@@ -260,6 +263,15 @@ def test_the_request_guard_masks_every_write_and_bounds_bodies() -> None:
         assert PII["ssn"] in client.post("/v1/answer", json={"question": PII["ssn"]}).text  # /v1 masks at entry itself
         refused = client.post("/threads/t-1/runs", json={"input": {"collected_data": deep}})
         assert refused.status_code == 400 and "nested" in refused.json()["detail"]
+        # Masked alike, two keys (or two store ids) would merge and one value would be lost: refused instead.
+        two = {"metadata": {"alice@example.com": "a", "bob@example.org": "b"}}
+        assert client.post("/threads", json=two).status_code == 400
+        assert client.post("/threads", json={"thread_id": PII["email"]}).status_code == 400
+        item = {"namespace": ["users", PII["email"]], "key": "k", "value": {}}
+        assert client.put("/store/items", json=item).status_code == 400
+        assert client.put("/store/items", json={**item, "namespace": ["users", "u-17"]}).status_code == 200
+        assert client.post("/runs/wait", content=b"{not json").status_code == 400
+        assert client.post("/runs/wait", content=b"[" * 5000 + b"]" * 5000).status_code == 400
     with TestClient(app) as client:
         response = client.post("/v1/query", content=b"{" + b" " * (2 << 20) + b"}",
                                headers={"Content-Type": "application/json"})
@@ -292,7 +304,7 @@ def test_a_real_server_never_holds_personal_data_a_run_was_given(kb_home: Path, 
         client = get_sync_client(url=url)
         thread = client.threads.create(metadata={"caller": email})
         tid = thread["thread_id"]
-        done = client.runs.wait(tid, "kb_agent", input={"question": question, "collected_data": {email: ssn}},
+        done = client.runs.wait(tid, "kb_agent", input={"question": question, "collected_data": {"contact": ssn}},
                                 metadata={"note": ssn}, config={"configurable": {"contact": phone}})
         client.threads.update(tid, metadata={"ssn": ssn})
         client.threads.update_state(tid, {"question": f"again: {ssn}"})
