@@ -41,7 +41,7 @@ def free_port() -> int:
 def langgraph_dev(home: Path, log: Path, *, env: Mapping[str, str] | None = None,
                   base_env: Mapping[str, str] | None = None, cwd: Path = ROOT, timeout: float = 120.0,
                   poll: float = 0.5) -> Iterator[DevServer]:
-    """`langgraph dev` serving `home`, its output appended to `log`; stopped (its whole group) on exit."""
+    """`langgraph dev` serving `home`, its output in `log`; stopped (its whole group) on exit."""
     port = free_port()
     run_env = {**(base_env if base_env is not None else os.environ), "CITEWISE_HOME": str(home),
                "LANGGRAPH_CLI_NO_ANALYTICS": "1", "LANGGRAPH_NO_VERSION_CHECK": "1", "LANGSMITH_TRACING": "false",
@@ -49,7 +49,7 @@ def langgraph_dev(home: Path, log: Path, *, env: Mapping[str, str] | None = None
     exe = Path(sys.executable).with_name("langgraph")
     cwd.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    with log.open("ab") as out:
+    with log.open("wb") as out:  # this server's output only: its error tail is about it
         proc = subprocess.Popen([str(exe), "dev", "--config", str(ROOT / "langgraph.json"), "--no-browser",
                                  "--no-reload", "--host", "127.0.0.1", "--port", str(port)], cwd=cwd, env=run_env,
                                 stdout=out, stderr=subprocess.STDOUT, start_new_session=True)

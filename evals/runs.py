@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import subprocess
 import sys
 import time
 import uuid
 from dataclasses import dataclass, field, fields
-from pathlib import Path
+from pathlib import Path, PureWindowsPath
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -62,6 +63,8 @@ def revision() -> str:
 
 def without_credentials(url: str) -> str:
     """Scheme, host, port and path only: user, password, query (`?api_key=`) and fragment are dropped."""
+    if "://" not in url:  # no scheme ("user:secret@host:8080/v1"): what stands before the last @ is a login
+        return url.rpartition("@")[2].split("?", 1)[0].split("#", 1)[0]
     try:
         parts = urlsplit(url)
     except ValueError:
@@ -72,8 +75,10 @@ def without_credentials(url: str) -> str:
 
 def without_path(value: str) -> str:
     """A model given as a local path is recorded by its name: the directory says whose machine it was."""
+    if re.match(r"^[A-Za-z]:[\\/]", value) or "\\" in value:  # a Windows path
+        return PureWindowsPath(value).name or value
     if value.startswith(("/", "~", "./", "../")) or ("/" in value and Path(value).expanduser().exists()):
-        return Path(value).name
+        return Path(value).name or value
     return value
 
 

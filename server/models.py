@@ -257,8 +257,8 @@ class AnswerResponse(RequiredDataResponse):
 
 class ArtifactResponse(AnswerResponse):
     artifact: dict[str, Any] | None = Field(default=None, description=(
-        "The built artifact: type, title, headings (each with cited items) and markdown; null when the "
-        "knowledge base cannot support it (the decision then says why, as for an answer)."))
+        "The built artifact: type, title, headings (each with cited items) and markdown. When the knowledge "
+        "base cannot support it the decision abstains (as for an answer) and the headings hold no items."))
 
 
 class PassageOut(BaseModel):

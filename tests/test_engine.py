@@ -176,8 +176,9 @@ def test_resume_keeps_the_threads_settings(kb_home: Path) -> None:
 
 
 def test_the_readme_layout_names_every_part_of_the_tree() -> None:
-    """The layout section is how a newcomer finds things: each top-level entry and each engine, server and
-    retrieval module must be named in it (a new module without a line there fails here)."""
+    """The layout section is how a newcomer finds things: each top-level entry, and each module of engine/,
+    server/, retrieval/, store/, llm/ and graphs/ within its directory's lines, must be named in it (a new
+    module without a line there fails here)."""
     import re
     import subprocess
 
@@ -189,8 +190,21 @@ def test_the_readme_layout_names_every_part_of_the_tree() -> None:
     top = {f.split("/")[0] for f in files if not f.startswith(".") and "/" in f} | {
         f for f in files if "/" not in f and not f.startswith(".") and f not in ("__init__.py", "README.md")}
     missing = sorted(t for t in top if t not in layout)
-    modules = re.compile(r"(engine|server|retrieval|store|llm|graphs)/[a-z_]+\.py$")
-    stems = {f.split("/")[1].removesuffix(".py") for f in files if modules.match(f) and not f.endswith("__init__.py")}
-    named = set(re.findall(r"[a-z_]+", layout)) | {s for s in stems if s.startswith("artifact")}  # "artifact*.py"
-    missing += sorted(f"module {s}" for s in stems if s not in named)
+    blocks: dict[str, str] = {}  # directory -> its lines (a top-level line and the indented ones below it)
+    current = ""
+    for line in layout.splitlines():
+        if line and not line[0].isspace():
+            current = line.split("/", 1)[0] if "/" in line.split(" ", 1)[0] else ""
+        if current:
+            blocks[current] = blocks.get(current, "") + line + "\n"
+    modules = re.compile(r"(engine|server|retrieval|store|llm|graphs)/([a-z_]+)\.py$")
+    for f in files:
+        found = modules.match(f)
+        if not found or found[2] == "__init__":
+            continue
+        directory, stem = found[1], found[2]
+        block = blocks.get(directory, "")
+        named = re.search(rf"\b{stem}\b", block) or (stem.startswith("artifact") and "artifact*.py" in block)
+        if not named:
+            missing.append(f"{directory}/{stem}.py")
     assert not missing, missing

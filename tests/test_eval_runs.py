@@ -66,6 +66,11 @@ def test_the_stored_config_has_no_credentials_or_paths() -> None:
                                 database_url="postgresql://u:pw@db/kb", top_k=7))
     assert cfg["top_k"] == 7 and cfg["llm_base_url"] == "https://llm.example/v1"
     assert cfg["embedding_base_url"] == "https://[::1]:8080/v1" and cfg["reranker_model"] == "ce"
+    from citewise.evals.runs import without_credentials, without_path
+
+    assert without_credentials("user:pw@host:8080/v1?key=sk-1") == "host:8080/v1"
+    assert without_path(r"C:\Users\jane\models\e5") == "e5" and without_path("C:/Users/jane/e5") == "e5"
+    assert without_path("intfloat/e5-small-v2") == "intfloat/e5-small-v2"  # a hub id, not a path here
     text = json.dumps(cfg)
     assert not any(secret in text for secret in ("s3cret", "sk-LIVE", "tok@", "alice", "/srv/kb", "pw@"))
     assert "home" not in cfg and "database_url" not in cfg and "answer_system_prompt" not in cfg
