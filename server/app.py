@@ -206,7 +206,9 @@ def invoke(payload: dict[str, Any], ctx: Context, who: Caller, names: dict[str, 
 
 
 def sse(event: str, data: Any) -> bytes:
-    return f"event: {event}\ndata: {json.dumps(data, default=str, ensure_ascii=False)}\n\n".encode()
+    # ASCII only: U+0085, U+2028 and the like are line breaks to many clients' line splitters (Python's
+    # splitlines among them), and an event cut there is not JSON any more. Escaped, every client agrees.
+    return f"event: {event}\ndata: {json.dumps(data, default=str)}\n\n".encode()
 
 
 async def graph_events(payload: dict[str, Any], ctx: Context, config: dict[str, Any], names: dict[str, str],

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import re
 import subprocess
 import sys
@@ -253,6 +254,18 @@ def read_events(client: httpx.Client, path: str, payload: dict[str, Any]) -> tup
     return events, first or 0.0, time.perf_counter() - started, headers
 
 
+def test_stream_events_survive_any_line_splitter(http: httpx.Client) -> None:
+    """Text the answer echoes (here a filter value) may hold U+0085 or U+2028, which many SSE clients'
+    line splitters (Python's splitlines) treat as line breaks: the events are ASCII, so none is cut."""
+    with http.stream("POST", "/v1/answer/stream", json={"inquiry": "Can I borrow from my 401(k)?",
+                                                        "record_keeper": "Ac\x85me\u2028Co"}) as r:
+        body = r.read().decode()
+    assert r.status_code == 200 and body.isascii()
+    events = [json.loads(line[6:]) for line in body.splitlines() if line.startswith("data: ")]
+    assert events[0]["status"] == "started" and events[-1]["decision"] == "out_of_scope"  # first to last, whole
+    assert "record_keeper" in events[-1]["response"]["text"]  # the echoed filter, past the would-be breaks
+
+
 def test_streaming_starts_before_generation_ends(http: httpx.Client, standin: OpenAIStandIn,
                                                  record_property: Any) -> None:
     standin.script = [{"sleep": 2.5, "then": {"answer_from": "C1"}}]  # a model that takes its time
@@ -339,8 +352,11 @@ def test_schemathesis_finds_no_server_error_and_no_schema_violation(server: str,
     by_mode: dict[str, Counter[int]] = {"positive": Counter(), "negative": Counter()}
     problems: list[str] = []
     def fuzz(operation: Any, mode: Any) -> None:
+        # The same cases every run (a red CI is then about the change, not the draw); CITEWISE_TEST_FUZZ_RANDOM=1
+        # draws new ones, which is how the SSE line-break bug was found.
         @settings(max_examples=EXAMPLES, deadline=None, database=None, phases=[Phase.generate],
-                  suppress_health_check=list(HealthCheck))
+                  suppress_health_check=list(HealthCheck),
+                  derandomize=os.environ.get("CITEWISE_TEST_FUZZ_RANDOM") != "1")
         @given(case=operation.as_strategy(generation_mode=mode))
         def run(case: Any) -> None:
             # the generated bearer tokens are random: ours replaces them, whatever the header's case
