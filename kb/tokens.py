@@ -15,8 +15,6 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import marshal
-import os
-import tempfile
 from functools import lru_cache
 from pathlib import Path
 
@@ -55,21 +53,10 @@ def _cached_encoder() -> tiktoken.Encoding:
 
         spec = ENCODING_CONSTRUCTORS[ENCODING]()
         name, pat_str, ranks, special = spec["name"], spec["pat_str"], spec["mergeable_ranks"], spec["special_tokens"]
-        _write_atomically(path, marshal.dumps((name, pat_str, ranks, special)))
+        from ..retrieval.embeddings import write_cache_file
+
+        write_cache_file(path, marshal.dumps((name, pat_str, ranks, special)))
     return tiktoken.Encoding(name, pat_str=pat_str, mergeable_ranks=ranks, special_tokens=special)
-
-
-def _write_atomically(path: Path, data: bytes) -> None:
-    """Concurrent first uses each write a temp file and rename it: a reader never sees half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def count_tokens(text: str) -> int:

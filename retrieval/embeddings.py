@@ -22,6 +22,7 @@ import contextlib
 import hashlib
 import os
 import sqlite3
+import tempfile
 import threading
 import warnings
 from collections import OrderedDict
@@ -46,6 +47,21 @@ class Embedder(Protocol):
 
 def cache_dir() -> Path:
     return Path(os.environ.get("CITEWISE_CACHE_DIR") or Path.home() / ".cache" / "citewise").expanduser()
+
+
+def write_cache_file(path: Path, data: bytes) -> None:
+    """A file of the cache dir written whole or not at all: processes that fill the cache at once each
+    write a temporary file and rename it, so a reader never sees half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.chmod(tmp, 0o644)  # mkstemp's 0600 would hide a shared cache from other users
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def torch_threads() -> int:

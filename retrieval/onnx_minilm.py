@@ -36,6 +36,8 @@ from typing import Any
 
 import numpy as np
 
+from .embeddings import write_cache_file
+
 # Bump when the exported graph changes (inputs, pooling, opset): old cached exports are then ignored.
 EXPORT_REVISION = 2
 OPSET = 17
@@ -94,7 +96,7 @@ def weights_digest(weights: Path) -> str:
             digest = hashlib.file_digest(fh, "sha256").hexdigest()
         memo = memo if isinstance(memo, dict) else {}
         memo[stamp] = digest
-        _atomic_write(memo_path, json.dumps(memo, indent=1).encode())
+        write_cache_file(memo_path, json.dumps(memo, indent=1).encode())
     return digest
 
 
@@ -103,19 +105,6 @@ def export_path(src: Path | None = None) -> Path:
     src = src or model_dir()
     digest = weights_digest(src / "model.safetensors")
     return _export_root() / f"all-MiniLM-L6-v2-{package_version()}-{digest[:16]}-r{EXPORT_REVISION}.onnx"
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 # Texts the export is checked on against torch: short and long (truncated at 256), one padded batch.
@@ -178,7 +167,7 @@ def export_onnx(src: Path, dest: Path) -> Path:
             raise RuntimeError(f"the ONNX export of {src} disagrees with torch (probe cosine {agreement:.6f})")
         info = {"probe_min_cosine": agreement, "torch": torch.__version__, "opset": OPSET,
                 "revision": EXPORT_REVISION}
-        _atomic_write(dest.with_suffix(".json"), json.dumps(info, indent=1).encode())
+        write_cache_file(dest.with_suffix(".json"), json.dumps(info, indent=1).encode())
         os.replace(plain, dest)
     return dest
 
