@@ -123,7 +123,8 @@ def split_items(text: str, join_lead_ins: bool = True) -> list[str]:
     """Answerable units of a chunk: list items (marker removed), the sentences of paragraphs, and each
     fenced code block whole (a command is quoted as written, never flattened or split). A sentence that
     ends with a colon is incomplete without what follows: it keeps the list items or the code block
-    that complete it ("The algorithms implemented are: Okapi BM25; BM25L; BM25+")."""
+    that complete it ("The algorithms implemented are: Okapi BM25; BM25L; BM25+"); so does a sentence
+    that breaks off, without a full stop, right before a code block."""
     units: list[tuple[str, str]] = []  # (text, kind: sentence | item | code)
     parts = _FENCE.split(text)
     # _FENCE.split yields: text, fence, code, text, fence, code, ..., text
@@ -136,7 +137,11 @@ def split_items(text: str, join_lead_ins: bool = True) -> list[str]:
     while i < len(units):
         unit = units[i][0]
         i += 1
-        if join_lead_ins and unit.endswith(":") and i < len(units) and units[i][1] in ("item", "code"):
+        # A lead-in: it ends with a colon, or it breaks off before a code block ("... retrieve the best
+        # documents with" + the code): what follows completes it.
+        unfinished = units[i - 1][1] == "sentence" and not unit.rstrip().endswith((".", "!", "?", ":"))
+        if join_lead_ins and i < len(units) and (
+                (unit.endswith(":") and units[i][1] in ("item", "code")) or (unfinished and units[i][1] == "code")):
             if units[i][1] == "code":
                 unit, i = f"{unit}\n{units[i][0]}", i + 1
             else:

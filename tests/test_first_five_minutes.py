@@ -128,3 +128,16 @@ def test_the_ingest_bar_on_a_terminal_counts_each_phase_against_its_own_total(kb
     assert all(int(done) <= int(total) and abs(int(pct) - 100 * int(done) / int(total)) <= 0.5
                for _, pct, done, total, _ in renders)
     assert "item" not in shown and "Ingested 31 file(s)" in shown
+
+
+def test_a_sentence_that_breaks_off_before_code_keeps_the_code() -> None:
+    """"... retrieve the best documents with" + a code block is one unit: cited alone, the sentence would
+    promise an answer it does not give. A finished sentence before code, or a heading-like line, stays apart."""
+    from citewise.kb.text import split_items
+
+    text = ("Instead of scores, you can also retrieve the best documents with\n\n```\nbm25.get_top_n(q, docs, n=1)\n"
+            "```\n\nThat is all.\n\n```\nprint(1)\n```\n")
+    units = split_items(text)
+    assert units[0] == ("Instead of scores, you can also retrieve the best documents with\n```\n"
+                        "bm25.get_top_n(q, docs, n=1)\n```")
+    assert units[1:] == ["That is all.", "```\nprint(1)\n```"]
