@@ -194,9 +194,10 @@ _INSTRUCTION_LIKE = re.compile(
     r"system|these|those)\b[^.!?\n]{0,20}\b(instructions?|rules?|guidelines?|guardrails?|prompts?|directions?|"
     r"policies)\b|\byou are (now|no longer)\b|\bfrom now on\b[^.!?\n]{0,40}\b(you|assistant|model)\b|"
     r"\b(system|developer) (prompt|message|instructions?)\b|\bnew instructions?\b|\bdo not (follow|obey)\b|"
-    r"\b(assistant|ai|model|llm|chatbot)s?,? (must|should|will) now\b|"
+    r"\b(assistant|ai|llm|chatbot)s?,? (must|should|will) now\b|"
     # role markers and requests to disclose what the assistant was given
-    r"(^|[\s\[<|])(system|assistant|developer)\s*:|<\|?(im_start|im_end|system)\|?>|\[/?(inst|sys)\]|<</?sys>>|"
+    r"(^|[\s\[<|])(system|assistant|developer)\s*:|<\|?im_start\|?>\s*(system|assistant|user|developer)\b|<\|system\|>|"
+    r"\[/?(inst|sys)\]|<</?sys>>|"
     r"\b(reveal|print|output|show|repeat|disclose|leak|send)\b[^.!?\n]{0,25}\b(system prompt|"
     r"your (prompt|instructions)|the prompt|api[ _-]?keys?|environment variables?|credentials|secrets?)\b|"
     r"\b(ai|automated|language[- ]model|llm) (agents?|assistants?|systems?|models?)\b[^.!?\n]{0,40}\b(must|should|"
@@ -204,10 +205,15 @@ _INSTRUCTION_LIKE = re.compile(
     r"\b(decode|decipher|translate) the following\b|\bpretend (to be|you are|that you)\b|\brole[- ]?play\b|"
     r"\bact as (an? )?(assistant|ai|chatbot|bot|different|new|unrestricted)\b|"
     r"\b(tell|inform|instruct) the (ai|assistant|model|chatbot|bot)\b|\bimportant for the (ai|assistant|model)\b|"
-    r"\b(as the|dear|hey|attention,?) (assistant|ai|model|chatbot)\b|"
+    r"\b(as the|dear|hey|attention,?) (assistant|ai|model|chatbot)\s*[,:!]|"
     r"\b(assistant|chatbot|ai model)\s*,\s*(you|answer|reply|respond|say|tell|output|print|ignore)\b|"
     r"\bdo not (cite|mention|reference) this (article|document|source|text)\b|"
-    r"\bthe (assistant|ai|chatbot|bot|model) (must|should|shall|will|is required to|needs to)\b|"
+    r"\bthe (assistant|ai|chatbot|bot) (must|should|shall|will(?! be\b)|is required to|needs to)\b|"
+    # "model" is also a phone's, a car's or an ML model ("the model will then see the token"): it commands
+    # only with a verb of answering after it
+    r"\bthe (language |ai |chat )?model (must|should|shall|will|is required to|needs to) (now |always |only |never |"
+    r"instead )?(answer|reply|respond|say|tell|output|print|ignore|disregard|recommend|claim|confirm|state|"
+    r"mention|cite|refuse|reveal)\b|"
     r"\binstructions? from the (operator|developer|system|administrator)\b|"
     r"\btreat (the text of )?this (article|document|text) as\b)",
     re.IGNORECASE)
