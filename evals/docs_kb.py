@@ -48,13 +48,56 @@ def rst_headings(text: str) -> str:
     return "\n".join(out)
 
 
+_DIRECTIVE = re.compile(r"^\s*\.\. (code|code-block|sourcecode)::\s*(\S*)\s*$")
+
+
+def rst_literal_blocks(text: str) -> str:
+    """reST literal blocks as Markdown code fences: the indented block after a paragraph ending in `::`
+    ("terminated::" reads "terminated:") and after a `.. code::` directive. Left as indented text they
+    would read as prose, and a command in them would be joined to its neighbours."""
+    lines = text.split("\n")
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        directive = _DIRECTIVE.match(line)
+        literal = line.rstrip().endswith("::") and not line.lstrip().startswith("..")
+        if not (directive or literal):
+            out.append(line)
+            i += 1
+            continue
+        j = i + 1
+        while j < len(lines) and (not lines[j].strip() or lines[j].lstrip().startswith(":")) and directive:
+            j += 1  # a directive's blank line and options (":linenos:")
+        while j < len(lines) and not lines[j].strip():
+            j += 1
+        outer = len(line) - len(line.lstrip())  # the directive or paragraph may itself sit in a list item
+        indent = len(lines[j]) - len(lines[j].lstrip()) if j < len(lines) else 0
+        end = j
+        while end < len(lines) and (not lines[end].strip() or len(lines[end]) - len(lines[end].lstrip()) >= indent > outer):
+            end += 1
+        while end > j and not lines[end - 1].strip():
+            end -= 1
+        if indent <= outer or end == j:  # no indented block follows: not a literal block after all
+            out.append(line)
+            i += 1
+            continue
+        if literal:
+            lead = line.rstrip()[:-2].rstrip()
+            out.append(lead + ":" if lead and not lead.endswith(":") else lead)
+        out.extend(["", "```" + (directive.group(2) if directive else ""),
+                    *(ln[indent:] for ln in lines[j:end]), "```", ""])
+        i = end
+    return "\n".join(out)
+
+
 def description(name: str) -> str:
     """The package's long description as Markdown (reST descriptions get Markdown headings)."""
     meta = metadata(name)
     text = (meta.get_payload() or meta.get("Description") or "").replace("\r\n", "\n")
     kind = (meta.get("Description-Content-Type") or "text/x-rst").split(";")[0].strip().lower()
     if kind == "text/x-rst":  # PyPI's default when no content type is declared
-        text = rst_headings(text)
+        text = rst_literal_blocks(rst_headings(text))
     text = text.strip("\n") + "\n"
     return "\n" + text if text.startswith("---") else text  # a leading '---' would read as front matter
 
