@@ -9,6 +9,7 @@ known, because once the text is joined into a chunk nothing can recover them.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -86,12 +87,50 @@ def _fit_prose(unit: str, size: int) -> list[str]:
     return pieces
 
 
+_CODE = re.compile(r"^(```|~~~)([^\n]*)\n(.*)\n\1\s*$", re.DOTALL)
+
+
+def _split_code(unit: str, size: int) -> list[str] | None:
+    """A fenced code block too big for one chunk, cut between its blank-line-separated stanzas (then
+    lines), every piece fenced again: split into sentences, a configuration example or a script would
+    be flattened into one line of words. None when `unit` is not a code block."""
+    m = _CODE.match(unit)
+    if m is None:
+        return None
+    fence = m.group(1) + m.group(2)
+    room = size - count_tokens(f"{fence}\n\n{m.group(1)}") - 1
+    if room < size // 4:
+        return None
+    pieces: list[str] = []
+    lines: list[str] = []
+    used = 0
+    for stanza in re.split(r"\n[ \t]*\n", m.group(3)):
+        parts = [stanza] if count_tokens(stanza) <= room else stanza.split("\n")
+        for part in parts:
+            cost = count_tokens(part) + 2
+            if lines and used + cost > room:
+                pieces.append(f"{fence}\n" + "\n\n".join(lines) + f"\n{m.group(1)}")
+                lines, used = [], 0
+            if cost > room:  # one enormous line: cut like prose
+                pieces.extend(f"{fence}\n{p}\n{m.group(1)}" for p in _fit_prose(part, room))
+                continue
+            lines.append(part)
+            used += cost
+    if lines:
+        pieces.append(f"{fence}\n" + "\n\n".join(lines) + f"\n{m.group(1)}")
+    return pieces
+
+
 def _fit(unit: str, size: int) -> list[str]:
-    """Break one oversized unit into pieces of at most `size` tokens: table rows, sentences, tokens."""
+    """Break one oversized unit into pieces of at most `size` tokens: table rows, code stanzas,
+    sentences, tokens."""
     if count_tokens(unit) <= size:
         return [unit]
-    table = _split_table(unit, size)
-    return table if table is not None else _fit_prose(unit, size)
+    for split in (_split_table, _split_code):
+        pieces = split(unit, size)
+        if pieces is not None:
+            return pieces
+    return _fit_prose(unit, size)
 
 
 def _fit_unit(unit: Unit, size: int) -> list[Unit]:

@@ -119,6 +119,41 @@ def blocks(text: str) -> list[tuple[str, bool]]:
     return out
 
 
+_INDENTED = re.compile(r"^( {4}|\t)")
+
+
+def fence_indented_code(text: str) -> str:
+    """Markdown's other code block, lines indented by four spaces after a blank line, as a fenced one
+    (outside lists, where indentation continues an item), so that it too is quoted whole."""
+    lines = text.split("\n")
+    out: list[str] = []
+    in_fence = in_list = False
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if line.lstrip().startswith(("```", "~~~")):
+            in_fence = not in_fence
+        elif not in_fence and line.strip():
+            if BULLET.match(line):
+                in_list = True
+            elif not _INDENTED.match(line) and (not out or not out[-1].strip()):
+                in_list = False  # a paragraph after a blank line ends the list
+        starts_code = (not in_fence and not in_list and _INDENTED.match(line) and line.strip()
+                       and (not out or not out[-1].strip()))
+        if not starts_code:
+            out.append(line)
+            i += 1
+            continue
+        end = i
+        while end < len(lines) and (_INDENTED.match(lines[end]) or not lines[end].strip()):
+            end += 1
+        while not lines[end - 1].strip():
+            end -= 1
+        out.extend(["```", *(_INDENTED.sub("", ln, count=1) for ln in lines[i:end]), "```"])
+        i = end
+    return "\n".join(out)
+
+
 def split_items(text: str, join_lead_ins: bool = True) -> list[str]:
     """Answerable units of a chunk: list items (marker removed), the sentences of paragraphs, and each
     fenced code block whole (a command is quoted as written, never flattened or split). A sentence that
@@ -126,7 +161,7 @@ def split_items(text: str, join_lead_ins: bool = True) -> list[str]:
     that complete it ("The algorithms implemented are: Okapi BM25; BM25L; BM25+"); so does a sentence
     that breaks off, without a full stop, right before a code block."""
     units: list[tuple[str, str]] = []  # (text, kind: sentence | item | code)
-    parts = _FENCE.split(text)
+    parts = _FENCE.split(fence_indented_code(text))
     # _FENCE.split yields: text, fence, code, text, fence, code, ..., text
     for i in range(0, len(parts), 3):
         units.extend(_prose_items(parts[i]))
@@ -167,11 +202,21 @@ def _prose_items(text: str) -> list[tuple[str, str]]:
     return [(u.strip(), k) for u, k in units if len(u.strip()) > 1]
 
 
+# A full stop after these does not end a sentence ("see Kamphuis et al. 2020", "e.g. Python").
+_ABBREVIATION = re.compile(r"(\b(?i:et al|e\.g|i\.e|vs|cf|approx)|\b(Dr|Mrs?|Ms|St|No))\.[\"')\]]*$")
+
+
 def split_sentences(text: str) -> list[str]:
     text = re.sub(r"\s+", " ", text).strip()
     if not text:
         return []
-    return [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
+    out: list[str] = []
+    for piece in (s.strip() for s in _SENTENCE_END.split(text)):
+        if out and _ABBREVIATION.search(out[-1]):
+            out[-1] = f"{out[-1]} {piece}"
+        elif piece:
+            out.append(piece)
+    return out
 
 
 def contains_phrase(text: str, phrase: str) -> bool:

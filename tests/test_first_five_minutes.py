@@ -141,3 +141,62 @@ def test_a_sentence_that_breaks_off_before_code_keeps_the_code() -> None:
     assert units[0] == ("Instead of scores, you can also retrieve the best documents with\n```\n"
                         "bm25.get_top_n(q, docs, n=1)\n```")
     assert units[1:] == ["That is all.", "```\nprint(1)\n```"]
+
+
+def test_an_indented_code_block_is_quoted_whole() -> None:
+    """Markdown's four-space code block is code too: its lines are not joined into one sentence with
+    the command buried in it. Indented continuation lines of a list item stay prose."""
+    from citewise.kb.text import split_items
+
+    units = split_items("Run the suite with a timeout:\n\n    pytest --timeout=300\n    pytest -x\n\nThat is all.")
+    assert units == ["Run the suite with a timeout:\n```\npytest --timeout=300\npytest -x\n```", "That is all."]
+    assert split_items("- one item\n\n    that goes on here.\n\nA paragraph.") == [
+        "one item", "that goes on here.", "A paragraph."]
+
+
+def test_an_abbreviation_does_not_end_a_sentence() -> None:
+    from citewise.kb.text import split_sentences
+
+    assert split_sentences("Variants exist (see Kamphuis et al. 2020 for details). E.g. Lucene is one. "
+                           "Dr. Smith agrees, i.e. Lucene. It ends.") == [
+        "Variants exist (see Kamphuis et al. 2020 for details).", "E.g. Lucene is one.",
+        "Dr. Smith agrees, i.e. Lucene.", "It ends."]
+
+
+def test_a_long_example_is_quoted_by_the_stanza_that_answers() -> None:
+    """The default line length is one stanza of a long example configuration: quoting the whole
+    example is too long, so the answer quotes the lead-in and that stanza, marking what is left out."""
+    from citewise.engine.extractive import ExtractiveGenerator
+    from citewise.engine.generate import AnswerRequest
+    from citewise.engine.records import ContextChunk
+
+    filler = "\n\n".join(f'# Option group {i}\noption-{i} = "value {i}"\nflag-{i} = true' for i in range(14))
+    text = ("If left unspecified, the default configuration is equivalent to:\n\n```toml\n"
+            f"{filler}\n\n# Same as Black.\nline-length = 88\nindent-width = 4\n\n{filler}\n```")
+    chunks = [ContextChunk("C1", "tool#0", "tool", "Tool", "content", "medium", text),
+              ContextChunk("C2", "tool#1", "tool", "Tool", "content", "medium", "Tool also runs in editors.")]
+    draft = ExtractiveGenerator().generate(AnswerRequest("What line length does Tool use if I don't configure one?",
+                                                         "", chunks, "tool", {}))
+    first = draft.sections[0].answer_components[0]
+    assert first.startswith("If left unspecified, the default configuration is equivalent to:\n```\n…\n# Same as Black.\n"
+                            "line-length = 88\nindent-width = 4\n…\n```")
+    assert "option-13" not in first  # the stanza, not the whole example
+
+
+def test_a_code_block_longer_than_a_chunk_is_cut_between_stanzas_and_stays_code() -> None:
+    from citewise.kb.chunker import _fit
+
+    code = "```toml\n" + "\n\n".join(f'# group {i}\noption-{i} = "value {i}"\nflag-{i} = true' for i in range(60)) + "\n```"
+    pieces = _fit(code, 200)
+    assert len(pieces) > 1 and all(p.startswith("```toml\n") and p.endswith("\n```") for p in pieces)
+    assert "\n\n".join(p[len("```toml\n"):-len("\n```")] for p in pieces) == code[len("```toml\n"):-len("\n```")]
+
+
+def test_rest_literal_blocks_become_code_fences() -> None:
+    from citewise.evals.docs_kb import rst_literal_blocks
+
+    text = ("Install it::\n\n   pip install thing\n\nThen run\n\n.. code:: python\n\n   import thing\n   thing.go()\n\n"
+            "Plain text::\n\nnot indented, so not a literal block.")
+    assert rst_literal_blocks(text) == (
+        "Install it:\n\n```\npip install thing\n```\n\n\nThen run\n\n\n```python\nimport thing\nthing.go()\n```\n\n\n"
+        "Plain text::\n\nnot indented, so not a literal block.")
