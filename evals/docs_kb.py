@@ -74,7 +74,8 @@ def rst_literal_blocks(text: str) -> str:
         outer = len(line) - len(line.lstrip())  # the directive or paragraph may itself sit in a list item
         indent = len(lines[j]) - len(lines[j].lstrip()) if j < len(lines) else 0
         end = j
-        while end < len(lines) and (not lines[end].strip() or len(lines[end]) - len(lines[end].lstrip()) >= indent > outer):
+        while end < len(lines) and (not lines[end].strip()
+                                    or len(lines[end]) - len(lines[end].lstrip()) >= indent > outer):
             end += 1
         while end > j and not lines[end - 1].strip():
             end -= 1

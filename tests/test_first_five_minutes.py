@@ -178,15 +178,16 @@ def test_a_long_example_is_quoted_by_the_stanza_that_answers() -> None:
     draft = ExtractiveGenerator().generate(AnswerRequest("What line length does Tool use if I don't configure one?",
                                                          "", chunks, "tool", {}))
     first = draft.sections[0].answer_components[0]
-    assert first.startswith("If left unspecified, the default configuration is equivalent to:\n```\n…\n# Same as Black.\n"
-                            "line-length = 88\nindent-width = 4\n…\n```")
+    assert first.startswith("If left unspecified, the default configuration is equivalent to:\n```\n…\n"
+                            "# Same as Black.\nline-length = 88\nindent-width = 4\n…\n```")
     assert "option-13" not in first  # the stanza, not the whole example
 
 
 def test_a_code_block_longer_than_a_chunk_is_cut_between_stanzas_and_stays_code() -> None:
     from citewise.kb.chunker import _fit
 
-    code = "```toml\n" + "\n\n".join(f'# group {i}\noption-{i} = "value {i}"\nflag-{i} = true' for i in range(60)) + "\n```"
+    stanzas = (f'# group {i}\noption-{i} = "value {i}"\nflag-{i} = true' for i in range(60))
+    code = "```toml\n" + "\n\n".join(stanzas) + "\n```"
     pieces = _fit(code, 200)
     assert len(pieces) > 1 and all(p.startswith("```toml\n") and p.endswith("\n```") for p in pieces)
     assert "\n\n".join(p[len("```toml\n"):-len("\n```")] for p in pieces) == code[len("```toml\n"):-len("\n```")]
