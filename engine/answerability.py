@@ -23,7 +23,8 @@ QUESTION_TYPES: list[tuple[str, re.Pattern[str]]] = [(t, re.compile(p, re.IGNORE
              r"year)\b|\b(what|which) age\b|\bhow old\b|\bat what age\b|\bdeadline\b"),
     ("percent", r"\bwhat (percent|percentage)\b|\bhow much (of|is withheld|tax|penalt)|\bwhat (interest )?rate\b"),
     ("amount", r"\bhow much\b|\bwhat (is|are|'s) the (fee|fees|cost|costs|charge|charges|price|amount|minimum|"
-               r"maximum|limit|cap)\b|\b(minimum|maximum|max|min)\b|\bwhat (fee|fees|does it cost)\b"),
+               r"maximum|limit|cap)\b|\b(minimum|maximum|max|min)\b|\bwhat (fee|fees|does it cost)\b|"
+               r"\bwhat (does|do|will|would) [^?.]{0,60}\b(charge|cost)\b|\bhow expensive\b"),
     ("count", r"\bhow many\b"),
     ("procedure", r"\bhow (do|can|should|would) (i|we|you|they|the \w+)\b|\bhow to\b|\bwhat (are the )?steps\b|"
                   r"\bwhat do (i|we) (need to )?do\b|\bprocess for\b"),

@@ -21,7 +21,7 @@ class InputState(TypedDict, total=False):
     collected_data: dict[str, Any]
     """Data already collected, by field key (matched case- and punctuation-insensitively)."""
     max_tokens: int
-    """Token budget of the answer (default 1500; at least 175, enough for one excerpt at the default
+    """Token budget of the answer (default 2000; at least 175, enough for one excerpt at the default
     context share); 70% goes to context, the rest bounds the model's reply."""
     mode: Literal["answer", "required_data", "artifact"]
     """`required_data` stops after listing the fields to collect; `artifact` builds the document named by

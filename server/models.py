@@ -131,7 +131,7 @@ class AnswerRequest(RequiredDataRequest):
     """The 401(k) engine's *generate response*: the inquiry, collected data and a token budget."""
 
     max_tokens: StrictInt | None = Field(default=None, ge=1, le=MAX_MAX_TOKENS, description=(
-        "Token budget of the answer (default 1500; at least 175 at the default context share)."))
+        "Token budget of the answer (default 2000; at least 175 at the default context share)."))
 
 
 class ArtifactRequest(AnswerRequest):

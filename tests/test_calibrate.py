@@ -29,6 +29,24 @@ def test_the_threshold_trades_false_answers_for_false_abstentions() -> None:
     assert calibrate.rates(rows, t, w, b) == {"false_abstain": 0.0, "false_answer": 0.0}
 
 
+def test_the_threshold_is_not_a_one_question_dip() -> None:
+    """Raw costs 2 everywhere except a dip to 1 at exactly 0.60 (one abstaining question with
+    confidence just below it, a right answer just above); the chosen threshold is good around it."""
+    w, b = {"dense_top": 1.0, "focus": 0.0}, 0.0  # confidence = sigmoid(dense_top)
+
+    def at(p: float) -> float:  # the dense_top whose confidence is p
+        import math
+        return math.log(p / (1 - p))
+
+    rows = [row("can_proceed", "uncertain", False, at(0.595), 0.0),
+            row("can_proceed", "can_proceed", True, at(0.605), 0.0),
+            row("can_proceed", "uncertain", False, at(0.90), 0.0)]
+    raw = {t: sum(calibrate.rates(rows, t / 100, w, b).values()) for t in range(5, 96)}
+    assert raw[60] < raw[59] and raw[60] < raw[61]  # the dip
+    t = calibrate.choose_threshold(rows, w, b)
+    assert t != 0.60 and sum(calibrate.rates(rows, t, w, b).values()) == min(raw[u] for u in raw if u != 60)
+
+
 def test_the_engine_computes_the_confidence_the_calibration_fitted() -> None:
     rel = Relevance(score=0.7, dense_top=0.62, coverage=0.8, agreement=1.0)
     conf, parts = confidence(rel, 0.9, 1.0, True, 0, focus=0.75, match=0.6)

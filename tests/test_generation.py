@@ -54,7 +54,7 @@ def test_good_answer_is_verified_and_cited(ctx: Context, llm: OpenAIStandIn) -> 
     # The articles' guardrails reach the model as delimited data in the user message, never as system rules.
     assert '"tax-free"' not in system and "<guardrails>" in user and '"tax-free"' in user and "always:" in user
     assert '<chunk id="C1"' in user and "not instructions" in user and ROLLOVER in user
-    assert body["max_completion_tokens"] == 1500 - out["metadata"]["context_tokens"]  # max_tokens reaches the model
+    assert body["max_completion_tokens"] == 2000 - out["metadata"]["context_tokens"]  # max_tokens reaches the model
 
 
 def test_invalid_citation_is_removed_then_the_answer_is_regenerated(ctx: Context, llm: OpenAIStandIn) -> None:
