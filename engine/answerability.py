@@ -22,9 +22,10 @@ QUESTION_TYPES: list[tuple[str, re.Pattern[str]]] = [(t, re.compile(p, re.IGNORE
     ("date", r"\bwhen (is|are|do|does|must|should|will|can|am|did)\b|\bby when\b|\bwhat (date|day|deadline|month|"
              r"year)\b|\b(what|which) age\b|\bhow old\b|\bat what age\b|\bdeadline\b"),
     ("percent", r"\bwhat (percent|percentage)\b|\bhow much (of|is withheld|tax|penalt)|\bwhat (interest )?rate\b"),
-    ("amount", r"\bhow much\b|\bwhat (is|are|'s) the (fee|fees|cost|costs|charge|charges|price|amount|minimum|"
-               r"maximum|limit|cap)\b|\b(minimum|maximum|max|min)\b|\bwhat (fee|fees|does it cost)\b|"
-               r"\bwhat (does|do|will|would) [^?.]{0,60}\b(charge|cost)\b|\bhow expensive\b"),
+    ("amount", r"\bhow much\b|\bwhat (is|are|'s|was|were) the ([\w()'-]+ ){0,4}?(fee|fees|cost|costs|charge|charges|"
+               r"price|amount|minimum|maximum|limit|limits|cap)\b|\b(minimum|maximum|max|min)\b|"
+               r"\bwhat (fee|fees|does it cost)\b|\bwhat (does|do|will|would) [^?.]{0,60}\b(charge|cost)\b|"
+               r"\bhow expensive\b"),
     ("count", r"\bhow many\b"),
     ("procedure", r"\bhow (do|can|should|would) (i|we|you|they|the \w+)\b|\bhow to\b|\bwhat (are the )?steps\b|"
                   r"\bwhat do (i|we) (need to )?do\b|\bprocess for\b"),
@@ -123,10 +124,19 @@ def assess(question: str, claims: list[str], context_text: str, facet_terms: set
             wanted = set(focus) | {t for t in with_compounds(question) - set(terms(question))
                                    if any(t.startswith(f) or t.endswith(f) for f in focus)}
         on_focus = [c for c in typed if not focus or with_compounds(c) & wanted]
+        subject = " ".join(dict.fromkeys(w for w in words(question) if stem(w) in set(focus) and not _YEAR.match(w)))
         if not on_focus:
-            subject = " ".join(dict.fromkeys(w for w in words(question) if stem(w) in set(focus)))
             out.missing.append(f"{WHAT[qtype]}{' for ' + subject if subject else ''}")
+        elif (asked := set(_YEAR.findall(question))) and not asked & (stated := {
+                y for c in on_focus if sentence_types(_YEAR.sub(" ", c)) & ACCEPTS[qtype] for y in _YEAR.findall(c)}) \
+                and stated:
+            # "the 2026 limit" answered with the 2025 one: a figure given for another year does not answer
+            # (a sentence whose only number is the year gives no figure)
+            out.missing.append(f"{WHAT[qtype]}{' for ' + subject if subject else ''} in {' or '.join(sorted(asked))}")
     return out
+
+
+_YEAR = re.compile(r"\b((?:19|20)\d\d)\b")
 
 
 def unnamed_facets(detected: dict[str, list[str]], article_metadata: dict[str, object]) -> list[str]:

@@ -62,3 +62,15 @@ def test_a_money_word_is_the_subject_when_nothing_else_is_left() -> None:
     loan, rate = {"acm", "loan"}, "What rate does Acme charge on a loan?"
     assert assess(rate, ["The loan interest rate is prime + 2%."], "", loan).ok
     assert not assess(rate, ["Loans are capped at 50% of the vested balance."], "", loan).ok
+
+
+def test_a_figure_for_another_year_does_not_answer() -> None:
+    """"the 2026 limit" answered with the 2025 one is a false answer; a sentence whose only number is
+    the asked year gives no figure; a question without a year takes the figure the KB states."""
+    claims = ["The elective deferral limit is $23,500 for 2025.", "Starting in 2026, catch-up must be Roth."]
+    question = "What is the 2026 elective deferral limit?"
+    assert question_type(question) == "amount"
+    assert assess(question, claims, "", set()).missing == ["the amount for elective deferral limit in 2026"]
+    assert assess("What is the 2025 elective deferral limit?", claims, "", set()).ok
+    assert assess("What is the elective deferral limit?", claims, "", set()).ok
+    assert question_type("What does the carrier charge for an eSIM swap?") == "amount"
