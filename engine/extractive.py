@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from ..kb.text import NEUTRALIZED, contains_phrase, display_text, split_items, term_set, terms
+from ..kb.text import NEUTRALIZED, contains_phrase, display_text, paragraphs, split_items, term_set, terms
 from .answerability import ACCEPTS, question_type, sentence_types
 from .records import ContextChunk, Draft, Section
 from .verify import ANSWER_SOURCES, always_warning, cite, never_say_for, strip_citations
@@ -52,7 +52,7 @@ def code_parts(unit: str) -> list[str]:
     lead, _, rest = unit.partition("```")
     fence_info, _, body = rest.partition("\n")
     body = body.rsplit("```", 1)[0].strip("\n")
-    stanzas = [p.strip("\n") for p in re.split(r"\n\s*\n", body) if p.strip()]
+    stanzas = paragraphs(body)
     out = []
     for i, stanza in enumerate(stanzas):
         lines = [*(["…"] if i > 0 else []), stanza, *(["…"] if i < len(stanzas) - 1 else [])]

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .articles import QUARANTINED, Document, Section, Unit
-from .text import blocks, slug, split_sentences
+from .text import blocks, paragraphs, slug, split_sentences
 from .tokens import count_tokens, truncate_to_tokens
 
 
@@ -104,7 +104,7 @@ def _split_code(unit: str, size: int) -> list[str] | None:
     pieces: list[str] = []
     lines: list[str] = []
     used = 0
-    for stanza in re.split(r"\n[ \t]*\n", m.group(3)):
+    for stanza in paragraphs(m.group(3)):
         parts = [stanza] if count_tokens(stanza) <= room else stanza.split("\n")
         for part in parts:
             cost = count_tokens(part) + 2

@@ -88,6 +88,11 @@ def clean_markdown(text: str) -> str:
     return _MARKDOWN_NOISE.sub("", _HTML_TAG.sub("", text))
 
 
+def paragraphs(text: str) -> list[str]:
+    """The blank-line-separated parts of a text (of prose, or of a code block's body: its stanzas)."""
+    return [p.strip("\n") for p in re.split(r"\n\s*\n", text) if p.strip()]
+
+
 def blocks(text: str) -> list[tuple[str, bool]]:
     """Paragraphs, each list item its own block (its continuation lines stay with it), as written.
 
@@ -101,7 +106,7 @@ def blocks(text: str) -> list[tuple[str, bool]]:
             if i + 2 < len(parts):
                 out.append((f"{parts[i + 1]}\n{parts[i + 2].rstrip()}\n{parts[i + 1]}", False))
         return out
-    for para in re.split(r"\n\s*\n", text.strip()):
+    for para in paragraphs(text.strip()):
         lines = [ln for ln in para.splitlines() if ln.strip()]
         if not lines:
             continue
@@ -203,7 +208,8 @@ def _prose_items(text: str) -> list[tuple[str, str]]:
 
 
 # A full stop after these does not end a sentence ("see Kamphuis et al. 2020", "e.g. Python").
-_ABBREVIATION = re.compile(r"(\b(?i:et al|e\.g|i\.e|vs|cf|approx)|\b(Dr|Mrs?|Ms|St|No))\.[\"')\]]*$")
+# ("No." and "St." are left out: "A: No. The form controls." is two sentences.)
+_ABBREVIATION = re.compile(r"(\b(?i:et al|e\.g|i\.e|vs|cf|approx)|\b(Dr|Mrs?|Ms))\.[\"')\]]*$")
 
 
 def split_sentences(text: str) -> list[str]:

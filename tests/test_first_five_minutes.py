@@ -158,9 +158,9 @@ def test_an_abbreviation_does_not_end_a_sentence() -> None:
     from citewise.kb.text import split_sentences
 
     assert split_sentences("Variants exist (see Kamphuis et al. 2020 for details). E.g. Lucene is one. "
-                           "Dr. Smith agrees, i.e. Lucene. It ends.") == [
+                           "Dr. Smith agrees, i.e. Lucene. It ends. A: No. The form controls.") == [
         "Variants exist (see Kamphuis et al. 2020 for details).", "E.g. Lucene is one.",
-        "Dr. Smith agrees, i.e. Lucene.", "It ends."]
+        "Dr. Smith agrees, i.e. Lucene.", "It ends.", "A: No.", "The form controls."]
 
 
 def test_a_long_example_is_quoted_by_the_stanza_that_answers() -> None:
