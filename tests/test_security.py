@@ -241,6 +241,16 @@ def test_personal_data_never_at_rest_or_in_transit(kb_copy: Path, tmp_path: Path
     assert "[SSN]" in first["interrupt"]["question"] and "[EMAIL]" in first["interrupt"]["question"]
 
 
+def test_no_request_header_reaches_a_run() -> None:
+    """The request guard masks bodies, not headers. langgraph-api copies a header into the run's config
+    (stored, and returned by the runs endpoints) or its log only when `http.configurable_headers` or
+    `http.logging_headers` include it; probed against a real server (x-user-email, x-customer-ssn,
+    user-agent carrying personal data): with neither set, none was stored, returned or logged. Setting
+    either would need the guard to mask headers first."""
+    http = json.loads((ROOT / "langgraph.json").read_text()).get("http", {})
+    assert "configurable_headers" not in http and "logging_headers" not in http  # the real server: below
+
+
 def test_the_request_guard_masks_every_write_and_bounds_bodies() -> None:
     from fastapi.testclient import TestClient
     from starlette.applications import Starlette
@@ -302,7 +312,8 @@ def test_the_request_guard_masks_every_write_and_bounds_bodies() -> None:
 def test_a_real_server_never_holds_personal_data_a_run_was_given(kb_home: Path, tmp_path: Path,
                                                                  operator_model: OpenAIStandIn) -> None:
     """The server stores what callers send (threads, metadata, run input, state updates, store items) before
-    the graph runs: the request guard masks it on the way in. Nor does it reach the model or the log."""
+    the graph runs: the request guard masks it on the way in. Nor does it reach the model or the log, and
+    nor does what was sent in request headers."""
     import http.client
     import secrets
 
@@ -321,7 +332,8 @@ def test_a_real_server_never_holds_personal_data_a_run_was_given(kb_home: Path, 
     log = tmp_path / "dev.log"
     operator_model.requests.clear()
     with langgraph_dev(kb_home, log, extra_env=env) as url:
-        client = get_sync_client(url=url)
+        # personal data in headers too: the server must neither store nor log them (no header is copied)
+        client = get_sync_client(url=url, headers={"x-user-email": email, "x-customer-ssn": ssn, "x-phone": phone})
         thread = client.threads.create(metadata={"caller": email})
         tid = thread["thread_id"]
         done = client.runs.wait(tid, "kb_agent", input={"question": question, "collected_data": {"contact": ssn}},
