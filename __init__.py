@@ -37,9 +37,10 @@ def ingest(paths: Any, home: str | Path | None = None, *, prune: bool = False,
 
 
 def ask(question: str, *, home: str | Path | None = None, filters: dict[str, Any] | None = None,
-        collected_data: dict[str, Any] | None = None, max_tokens: int = 1500, mode: str = "answer",
+        collected_data: dict[str, Any] | None = None, max_tokens: int | None = None, mode: str = "answer",
         **context: Any) -> dict[str, Any]:
-    """Run the citewise graph once and return its output (the same JSON as `citewise ask --json`)."""
+    """Run the citewise graph once and return its output (the same JSON as `citewise ask --json`);
+    `max_tokens` None takes the engine's default budget, as every other surface does."""
     from .api import ask as _ask
 
     return _ask(question, home=home, filters=filters, collected_data=collected_data, max_tokens=max_tokens,

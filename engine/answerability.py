@@ -22,9 +22,13 @@ QUESTION_TYPES: list[tuple[str, re.Pattern[str]]] = [(t, re.compile(p, re.IGNORE
     ("date", r"\bwhen (is|are|do|does|must|should|will|can|am|did)\b|\bby when\b|\bwhat (date|day|deadline|month|"
              r"year)\b|\b(what|which) age\b|\bhow old\b|\bat what age\b|\bdeadline\b"),
     ("percent", r"\bwhat (percent|percentage)\b|\bhow much (of|is withheld|tax|penalt)|\bwhat (interest )?rate\b"),
-    ("amount", r"\bhow much\b|\bwhat (is|are|'s|was|were) the ([\w()'-]+ ){0,4}?(fee|fees|cost|costs|charge|charges|"
-               r"price|amount|minimum|maximum|limit|limits|cap)\b|\b(minimum|maximum|max|min)\b|"
-               r"\bwhat (fee|fees|does it cost)\b|\bwhat (does|do|will|would) [^?.]{0,60}\b(charge|cost)\b|"
+    # "what is the 2026 elective deferral limit" (a few words between "the" and the quantity, none of them a
+    # preposition: "the process for a fee refund" asks for a process); "what does the carrier charge"
+    ("amount", r"\bhow much\b|\bwhat (is|are|'s|was|were) the ((?!(for|on|of|about|between|in|to|with|if|when|"
+               r"time|age)\b)[\w()'-]+ ){0,4}?(fee|fees|cost|costs|charge|charges|price|amount|minimum|maximum|limit|"
+               r"limits|cap)\b(?!-)|\b(minimum|maximum|max|min)\b|\bwhat (fee|fees|does it cost)\b|"
+               r"\bwhat (does|will|would) [^?.]{0,60}\b(charge|cost)"
+               r"(?=\s*(\?|$|(for|to|per|me|us|them|you|a|an|the|on|if|when)\b))|"
                r"\bhow expensive\b"),
     ("count", r"\bhow many\b"),
     ("procedure", r"\bhow (do|can|should|would) (i|we|you|they|the \w+)\b|\bhow to\b|\bwhat (are the )?steps\b|"
@@ -127,16 +131,38 @@ def assess(question: str, claims: list[str], context_text: str, facet_terms: set
         subject = " ".join(dict.fromkeys(w for w in words(question) if stem(w) in set(focus) and not _YEAR.match(w)))
         if not on_focus:
             out.missing.append(f"{WHAT[qtype]}{' for ' + subject if subject else ''}")
-        elif (asked := set(_YEAR.findall(question))) and not asked & (stated := {
-                y for c in on_focus if sentence_types(_YEAR.sub(" ", c)) & ACCEPTS[qtype] for y in _YEAR.findall(c)}) \
-                and stated:
+        elif qtype in FIGURES and (asked := asked_years(question)) and (stated := figure_years(on_focus)) \
+                and not asked & stated:
             # "the 2026 limit" answered with the 2025 one: a figure given for another year does not answer
-            # (a sentence whose only number is the year gives no figure)
             out.missing.append(f"{WHAT[qtype]}{' for ' + subject if subject else ''} in {' or '.join(sorted(asked))}")
     return out
 
 
 _YEAR = re.compile(r"\b((?:19|20)\d\d)\b")
+_YEAR_RANGE = re.compile(r"\b((?:19|20)\d\d)\s*(?:-|–|to|through|thru)\s*((?:19|20)\d\d)\b")
+FIGURES = {"amount": {"amount", "percent"}, "percent": {"percent"}}  # questions whose answer is a yearly figure
+
+
+def years(text: str) -> set[str]:
+    """The years a text names, ranges included ("plan years 2024-2026" names 2025)."""
+    found = set(_YEAR.findall(text))
+    for start, end in _YEAR_RANGE.findall(text):
+        if int(start) <= int(end) <= int(start) + 50:
+            found |= {str(y) for y in range(int(start), int(end) + 1)}
+    return found
+
+
+def asked_years(question: str) -> set[str]:
+    """The years of the sentence that asks ("I turned 50 in 2024. What is the limit?" asks for no year)."""
+    asking = [s for s in re.split(r"(?<=[.!?])\s+", question) if any(p.search(s) for _, p in QUESTION_TYPES)]
+    return years(" ".join(asking or [question]))
+
+
+def figure_years(claims: list[str]) -> set[str]:
+    """The years the claims give figures for: a claim counts only if it has a figure besides its years
+    (\"Starting in 2026, 401(k) catch-up must be Roth\" gives no figure for 2026)."""
+    return {y for c in claims if sentence_types(_YEAR_RANGE.sub(" ", _YEAR.sub(" ", c))) & {"amount", "percent"}
+            for y in years(c)}
 
 
 def unnamed_facets(detected: dict[str, list[str]], article_metadata: dict[str, object]) -> list[str]:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..kb.text import NEGATIONS, normalize, split_items, stem, term_set, words
+from ..kb.text import NEGATIONS, code_parts, normalize, split_items, stem, term_set, words
 
 _NUMBER = re.compile(r"(?<![\w.])\$?\d[\d,]*(?:\.\d+)?(?:½|¼|¾)?%?")
 MODALS: dict[str, frozenset[str]] = {
@@ -90,7 +90,9 @@ def best_window(claim: str, sources: list[str]) -> str:
         w_terms = term_set(w) | numbers(w)
         return len(claim_terms & w_terms) / (len(claim_terms) or 1), -len(w_terms)
 
-    units = [u for source in sources for u in (split_items(source) or [source])]
+    # a long code example is quoted by its stanzas (kb.text.code_parts): each is a window of its own
+    units = [p for source in sources for u in (split_items(source) or [source])
+             for p in dict.fromkeys([u, *code_parts(u)])]
     if not units:
         return ""
     best = max(units, key=key)

@@ -16,7 +16,16 @@ from collections import Counter
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from ..kb.text import NEUTRALIZED, contains_phrase, display_text, paragraphs, split_items, term_set, terms
+from ..kb.text import (
+    MAX_QUOTE_CHARS,
+    NEUTRALIZED,
+    code_parts,
+    contains_phrase,
+    display_text,
+    split_items,
+    term_set,
+    terms,
+)
 from .answerability import ACCEPTS, question_type, sentence_types
 from .records import ContextChunk, Draft, Section
 from .verify import ANSWER_SOURCES, always_warning, cite, never_say_for, strip_citations
@@ -34,32 +43,10 @@ _WARNING_CUES = re.compile(
     re.IGNORECASE)
 
 
-MAX_CODE_CHARS = 1200  # a quoted code block (with its lead-in) longer than this is quoted in parts
-
-
 def answerable_unit(text: str) -> bool:
     """Long enough to say something and short enough to be one statement; a code block (a command,
     a call, with the sentence that leads into it) is worth quoting however short or wordy it is."""
-    return 4 <= len(text.split()) <= 90 or ("```" in text and len(text) <= MAX_CODE_CHARS)
-
-
-def code_parts(unit: str) -> list[str]:
-    """A code block too long to quote, as its blank-line-separated parts, each with the lead-in and
-    an ellipsis where lines are left out: the answer to "what is the default line length" is one
-    stanza of a long example configuration, and the lead-in says what the example is."""
-    if "```" not in unit or len(unit) <= MAX_CODE_CHARS:
-        return [unit]
-    lead, _, rest = unit.partition("```")
-    fence_info, _, body = rest.partition("\n")
-    body = body.rsplit("```", 1)[0].strip("\n")
-    stanzas = paragraphs(body)
-    out = []
-    for i, stanza in enumerate(stanzas):
-        lines = [*(["…"] if i > 0 else []), stanza, *(["…"] if i < len(stanzas) - 1 else [])]
-        part = f"{lead}```{fence_info}\n" + "\n".join(lines) + "\n```"
-        if len(part) <= MAX_CODE_CHARS:
-            out.append(part)
-    return out
+    return 4 <= len(text.split()) <= 90 or ("```" in text and len(text) <= MAX_QUOTE_CHARS)
 
 
 def _units(chunk: ContextChunk) -> list[tuple[str, str]]:

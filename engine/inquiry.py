@@ -22,13 +22,12 @@ from .artifact_types import ARTIFACT_TYPES
 from .assemble import minimum_context_tokens
 from .facets import facet_filter
 from .privacy import mask_values, masked
-from .records import Inquiry
+from .records import DEFAULT_MAX_TOKENS, Inquiry
 
 MIN_QUESTION, MAX_QUESTION = 3, 1000
 MAX_MAX_TOKENS = 16000
 MAX_COLLECTED, MAX_VALUE = 100, 1000
 MODES = ("answer", "required_data", "artifact")
-DEFAULT_MAX_TOKENS = 2000  # chosen on the dev split of the eval sets (1500: one relevant chunk too few)
 # An artifact covers a whole procedure, not one question: by default it gets a larger budget (70% of it
 # context, still counted with tiktoken and never exceeded); a caller's max_tokens always wins.
 DEFAULT_ARTIFACT_MAX_TOKENS = 4000

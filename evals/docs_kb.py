@@ -84,8 +84,9 @@ def rst_literal_blocks(text: str) -> str:
             i += 1
             continue
         if literal:
-            lead = line.rstrip()[:-2].rstrip()
-            out.append(lead + ":" if lead and not lead.endswith(":") else lead)
+            raw = line.rstrip()[:-2]
+            lead = raw.rstrip()  # "text::" reads "text:"; "text ::" reads "text" (reST's rule)
+            out.append(lead + ":" if lead and raw == lead and not lead.endswith(":") else lead)
         out.extend(["", "```" + (directive.group(2) if directive else ""),
                     *(ln[indent:] for ln in lines[j:end]), "```", ""])
         i = end

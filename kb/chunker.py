@@ -102,22 +102,27 @@ def _split_code(unit: str, size: int) -> list[str] | None:
     if room < size // 4:
         return None
     pieces: list[str] = []
-    lines: list[str] = []
-    used = 0
+    body, used = "", 0  # the piece being filled: stanzas joined by a blank line, a cut stanza's lines by "\n"
+
+    def close() -> None:
+        nonlocal body, used
+        if body:
+            pieces.append(f"{fence}\n{body}\n{m.group(1)}")
+        body, used = "", 0
+
     for stanza in paragraphs(m.group(3)):
-        parts = [stanza] if count_tokens(stanza) <= room else stanza.split("\n")
-        for part in parts:
+        whole = count_tokens(stanza) <= room
+        for i, part in enumerate([stanza] if whole else stanza.split("\n")):
+            sep = "\n\n" if (whole or i == 0) else "\n"
             cost = count_tokens(part) + 2
-            if lines and used + cost > room:
-                pieces.append(f"{fence}\n" + "\n\n".join(lines) + f"\n{m.group(1)}")
-                lines, used = [], 0
+            if body and used + cost > room:
+                close()
             if cost > room:  # one enormous line: cut like prose
+                close()
                 pieces.extend(f"{fence}\n{p}\n{m.group(1)}" for p in _fit_prose(part, room))
                 continue
-            lines.append(part)
-            used += cost
-    if lines:
-        pieces.append(f"{fence}\n" + "\n\n".join(lines) + f"\n{m.group(1)}")
+            body, used = (f"{body}{sep}{part}" if body else part), used + cost
+    close()
     return pieces
 
 

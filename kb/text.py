@@ -96,13 +96,18 @@ def paragraphs(text: str) -> list[str]:
 def blocks(text: str) -> list[tuple[str, bool]]:
     """Paragraphs, each list item its own block (its continuation lines stay with it), as written.
 
-    Returns (block, from_a_list): the chunker packs these blocks; `split_items` refines them.
+    Returns (block, from_a_list): the chunker packs these blocks; `split_items` refines them. An indented
+    code block becomes a fenced one here, so it stays code in whichever chunk it lands.
     """
+    return _blocks(fence_indented_code(text))
+
+
+def _blocks(text: str) -> list[tuple[str, bool]]:
     out: list[tuple[str, bool]] = []
     parts = _FENCE.split(text)
     if len(parts) > 1:  # a fenced code block is one block, blank lines and all
         for i in range(0, len(parts), 3):
-            out.extend(blocks(parts[i]))
+            out.extend(_blocks(parts[i]))
             if i + 2 < len(parts):
                 out.append((f"{parts[i + 1]}\n{parts[i + 2].rstrip()}\n{parts[i + 1]}", False))
         return out
@@ -195,6 +200,26 @@ def split_items(text: str, join_lead_ins: bool = True) -> list[str]:
 
 
 LEAD_IN_WORDS = 60  # how much of a list a lead-in sentence takes with it
+MAX_QUOTE_CHARS = 1200  # a quoted code block (with its lead-in) longer than this is quoted in parts
+
+
+def code_parts(unit: str) -> list[str]:
+    """A code block too long to quote, as its blank-line-separated parts, each with the lead-in and
+    an ellipsis where lines are left out: the answer to "what is the default line length" is one
+    stanza of a long example configuration, and the lead-in says what the example is. The extractive
+    generator quotes these parts and the verifier checks a quote against the part it came from."""
+    if "```" not in unit or len(unit) <= MAX_QUOTE_CHARS:
+        return [unit]
+    lead, _, rest = unit.partition("```")
+    fence_info, _, body = rest.partition("\n")
+    stanzas = paragraphs(body.rsplit("```", 1)[0])
+    out = []
+    for i, stanza in enumerate(stanzas):
+        lines = [*(["…"] if i > 0 else []), stanza, *(["…"] if i < len(stanzas) - 1 else [])]
+        part = f"{lead}```{fence_info}\n" + "\n".join(lines) + "\n```"
+        if len(part) <= MAX_QUOTE_CHARS:
+            out.append(part)
+    return out
 
 
 def _prose_items(text: str) -> list[tuple[str, str]]:
@@ -245,10 +270,11 @@ _INSTRUCTION_LIKE = re.compile(
     r"system|these|those)\b[^.!?\n]{0,20}\b(instructions?|rules?|guidelines?|guardrails?|prompts?|directions?|"
     r"policies)\b|\byou are (now|no longer)\b|\bfrom now on\b[^.!?\n]{0,40}\b(you|assistant|model)\b|"
     r"\b(system|developer) (prompt|message|instructions?)\b|\bnew instructions?\b|\bdo not (follow|obey)\b|"
-    r"\b(assistant|ai|llm|chatbot)s?,? (must|should|will) now\b|"
+    r"\b(assistant|ai|llm|chatbot)s?,? (must|should|will) now\b|\bmodels?,? (must|should) now\b|"
     # role markers and requests to disclose what the assistant was given
-    r"(^|[\s\[<|])(system|assistant|developer)\s*:|<\|?im_start\|?>\s*(system|assistant|user|developer)\b|<\|system\|>|"
-    r"\[/?(inst|sys)\]|<</?sys>>|"
+    # (a chat token quoted as a string, as a tokenizer's docs list it, is not a marker: "<|im_start|>": 100264)
+    r"(^|[\s\[<|])(system|assistant|developer)\s*:|<\|?(im_start|im_end|system)\|?>(?![\"'])|<\|(user|assistant)\|>(?![\"'])|\[/?(inst|sys)\]|"
+    r"<</?sys>>|"
     r"\b(reveal|print|output|show|repeat|disclose|leak|send)\b[^.!?\n]{0,25}\b(system prompt|"
     r"your (prompt|instructions)|the prompt|api[ _-]?keys?|environment variables?|credentials|secrets?)\b|"
     r"\b(ai|automated|language[- ]model|llm) (agents?|assistants?|systems?|models?)\b[^.!?\n]{0,40}\b(must|should|"
@@ -256,15 +282,18 @@ _INSTRUCTION_LIKE = re.compile(
     r"\b(decode|decipher|translate) the following\b|\bpretend (to be|you are|that you)\b|\brole[- ]?play\b|"
     r"\bact as (an? )?(assistant|ai|chatbot|bot|different|new|unrestricted)\b|"
     r"\b(tell|inform|instruct) the (ai|assistant|model|chatbot|bot)\b|\bimportant for the (ai|assistant|model)\b|"
-    r"\b(as the|dear|hey|attention,?) (assistant|ai|model|chatbot)\s*[,:!]|"
+    r"\b(as the|dear|hey|attention,?) (assistant|ai|chatbot)\b(?!-)|\b(as the|dear|hey|attention,?) model\s*[,:!]|"
+    r"(^|[.!?:\n]\s*)(as the )?model,?\s+you\b|\bthe llms? (must|should|shall|will)\b|"
     r"\b(assistant|chatbot|ai model)\s*,\s*(you|answer|reply|respond|say|tell|output|print|ignore)\b|"
     r"\bdo not (cite|mention|reference) this (article|document|source|text)\b|"
-    r"\bthe (assistant|ai|chatbot|bot) (must|should|shall|will(?! be\b)|is required to|needs to)\b|"
-    # "model" is also a phone's, a car's or an ML model ("the model will then see the token"): it commands
-    # only with a verb of answering after it
-    r"\bthe (language |ai |chat )?model (must|should|shall|will|is required to|needs to) (now |always |only |never |"
-    r"instead )?(answer|reply|respond|say|tell|output|print|ignore|disregard|recommend|claim|confirm|state|"
-    r"mention|cite|refuse|reveal)\b|"
+    r"\bthe (assistant|ai|chatbot|bot) (must|should|shall|will|is required to|needs to)\b|"
+    r"\b(will|must|should|shall) be (instructed|told|required|asked) to (say|answer|reply|respond|tell|state|claim|"
+    r"confirm|deny|approve|mention|cite|recommend)\b|"
+    # "model" is also an ML model that documentation describes ("the model will then see the token", "the
+    # model will be saved"): it commands unless what follows describes what it does or undergoes
+    r"\bthe (large language |language |ai |chat |gpt )?models? (must|should|shall|will|is required to|needs to) "
+    r"(?!(then|also|be|have|learn|see|get|become|likely|probably|generally|usually|typically|still|only see|first|"
+    r"automatically)\b)\w+|"
     r"\binstructions? from the (operator|developer|system|administrator)\b|"
     r"\btreat (the text of )?this (article|document|text) as\b)",
     re.IGNORECASE)

@@ -74,3 +74,19 @@ def test_a_figure_for_another_year_does_not_answer() -> None:
     assert assess("What is the 2025 elective deferral limit?", claims, "", set()).ok
     assert assess("What is the elective deferral limit?", claims, "", set()).ok
     assert question_type("What does the carrier charge for an eSIM swap?") == "amount"
+    # the rule counts only a claim with a figure besides its year, and reads ranges ...
+    assert not assess(question, [*claims, "Starting in 2026, 401(k) catch-up must be Roth."], "", set()).ok
+    assert assess("What is the 2025 deferral limit?", ["The limit of $23,000 applies for plan years 2024-2026."],
+                  "", set()).ok
+    # ... and only the asking sentence's year, for figures (a date question's answer names its own year)
+    assert assess("I turned 50 in 2024. What is the catch-up limit?", ["The catch-up limit is $7,500 for 2025."],
+                  "", set()).ok
+    assert assess("When is the deadline for 2025 IRA contributions?",
+                  ["The IRA contribution deadline is April 15, 2026."], "", set()).ok
+
+
+def test_a_question_about_a_process_or_policy_is_not_an_amount_question() -> None:
+    for q in ("What do I do if I see an unrecognized charge?", "What is the process for a fee refund?",
+              "What is the policy on late fees?", "What does 'charge-off' mean?",
+              "What is the time limit for a rollover?", "What does the cost basis include?"):
+        assert question_type(q) != "amount", q

@@ -27,6 +27,8 @@ def test_the_threshold_trades_false_answers_for_false_abstentions() -> None:
     assert calibrate.rates(rows, 0.0, w, b) == {"false_abstain": 0.0, "false_answer": 1.0}
     t = calibrate.choose_threshold(rows, w, b)
     assert calibrate.rates(rows, t, w, b) == {"false_abstain": 0.0, "false_answer": 0.0}
+    # every threshold from 0.25 to 0.83 is as good (confidences 0.198 and 0.881): the most cautious is taken
+    assert t == 0.83
 
 
 def test_the_threshold_is_not_a_one_question_dip() -> None:

@@ -152,6 +152,10 @@ def test_an_indented_code_block_is_quoted_whole() -> None:
     assert units == ["Run the suite with a timeout:\n```\npytest --timeout=300\npytest -x\n```", "That is all."]
     assert split_items("- one item\n\n    that goes on here.\n\nA paragraph.") == [
         "one item", "that goes on here.", "A paragraph."]
+    from citewise.kb.chunker import split_section  # in a section cut into chunks too
+
+    chunks = split_section("Intro sentence here. " * 12 + "\n\nRun it with:\n\n    pytest -x\n    pytest --lf\n", 40, 0)
+    assert "Run it with:\n```\npytest -x\npytest --lf\n```" in [u for c in chunks for u in split_items(c)]
 
 
 def test_an_abbreviation_does_not_end_a_sentence() -> None:
@@ -181,16 +185,30 @@ def test_a_long_example_is_quoted_by_the_stanza_that_answers() -> None:
     assert first.startswith("If left unspecified, the default configuration is equivalent to:\n```\n…\n"
                             "# Same as Black.\nline-length = 88\nindent-width = 4\n…\n```")
     assert "option-13" not in first  # the stanza, not the whole example
+    # the verifier checks the quote against its stanza, not the whole example (where another stanza's
+    # "must" would read as a changed obligation)
+    from citewise.engine.entailment import entails
+    from citewise.engine.verify import strip_citations
+
+    strict = text.replace("indent-width = 4", "indent-width = 4\n\n# Windows only: line-length must not be set.\nx = 1")
+    assert entails(strip_citations(first), [strict], ["Tool"]).ok
 
 
 def test_a_code_block_longer_than_a_chunk_is_cut_between_stanzas_and_stays_code() -> None:
     from citewise.kb.chunker import _fit
+    from citewise.kb.tokens import count_tokens
 
     stanzas = (f'# group {i}\noption-{i} = "value {i}"\nflag-{i} = true' for i in range(60))
     code = "```toml\n" + "\n\n".join(stanzas) + "\n```"
     pieces = _fit(code, 200)
     assert len(pieces) > 1 and all(p.startswith("```toml\n") and p.endswith("\n```") for p in pieces)
+    assert all(count_tokens(p) <= 200 for p in pieces)
     assert "\n\n".join(p[len("```toml\n"):-len("\n```")] for p in pieces) == code[len("```toml\n"):-len("\n```")]
+    # a stanza too long for a piece is cut between its lines, which stay single-spaced
+    function = "```python\ndef f():\n" + "\n".join(f"    x{i} = {i} * {i}" for i in range(80)) + "\n```"
+    cut = _fit(function, 120)
+    assert len(cut) > 1 and all(count_tokens(p) <= 120 and "\n\n" not in p for p in cut)
+    assert "\n".join(p[len("```python\n"):-len("\n```")] for p in cut) == function[len("```python\n"):-len("\n```")]
 
 
 def test_rest_literal_blocks_become_code_fences() -> None:
