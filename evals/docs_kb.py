@@ -24,8 +24,11 @@ PACKAGES = [
     "hypothesis", "pytest", "pytest-timeout", "ir-measures", "rank-bm25",
 ]
 
-_LEVELS = {"=": "#", "-": "##", "~": "###", "^": "####", "+": "####"}
-_ADORNMENT = re.compile(r"([=\-~^+])\1+$")
+# reST lets any punctuation underline a title ("Deprecated is Easy to Use" over a row of backticks); the
+# level is by convention, the common characters first
+_LEVELS = {"=": "#", "-": "##", "`": "##", "~": "###", ":": "###", "'": "###", '"': "###", "^": "####", "+": "####",
+           "*": "####", "_": "####", "#": "#"}
+_ADORNMENT = re.compile(r"([=\-`~:'\"^+*_#])\1+$")
 
 
 def rst_headings(text: str) -> str:

@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 from ..errors import IngestError
-from .text import instruction_snippets, visible
+from .text import clean_markdown, instruction_snippets, visible
 
 # Bump when parsing or chunking changes what a file becomes: stores re-parse every file once.
 # 7: positions and source_type; quarantine; code blocks whole; namespace and confidentiality.
@@ -245,7 +245,7 @@ def parse_markdown(text: str, *, source: str, default_id: str, default_title: st
             in_fence = not in_fence
         m = None if in_fence else _HEADING.match(line.rstrip("\n"))
         if m and len(m.group(1)) == 1 and first_h1 is None and not sections and not "".join(buf).strip():
-            first_h1 = m.group(2).strip()
+            first_h1 = " ".join(clean_markdown(m.group(2)).split())  # "# Name [![badge](...)](...)" -> "Name"
             buf, buf_start = [], offset  # only blank lines were before it
             continue
         if m and len(m.group(1)) <= 2:
@@ -259,7 +259,9 @@ def parse_markdown(text: str, *, source: str, default_id: str, default_title: st
 
     title = " ".join(str(front.get("title") or first_h1 or default_title).split())
     if len(title) > TITLE_MAX_CHARS:
-        raise IngestError(f"{source}: title is longer than {TITLE_MAX_CHARS} characters")
+        if front.get("title"):  # a declared title is refused; a heading standing in for one is shortened
+            raise IngestError(f"{source}: title is longer than {TITLE_MAX_CHARS} characters")
+        title = title[: TITLE_MAX_CHARS - 1].rstrip() + "…"
     warnings: list[str] = []
     metadata = bounded_metadata(front, source, warnings)
     return Document(doc_id=doc_id, title=title, metadata=metadata, sections=sections, source=source,

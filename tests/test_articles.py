@@ -46,6 +46,21 @@ def test_plain_markdown_takes_title_from_h1_and_everything_is_content() -> None:
     assert [s.chunk_type for s in doc.sections] == ["content"]
 
 
+def test_a_title_taken_from_a_heading_is_what_a_reader_sees_and_bounded() -> None:
+    """A README's H1 carries badges ("# Thread-pool Controls [![Build](...)](...)"): found in installed
+    READMEs, where the markup made the title too long and the whole document was skipped."""
+    badges = " ".join(f"[![badge {i}](https://ci.example.org/b{i}.svg?branch=main)](https://ci.example.org/{i})"
+                      for i in range(4))
+    doc = parse_markdown(f"# Thread-pool Controls {badges}\n\nText.\n", source="t.md", default_id="t.md",
+                         default_title="t")
+    assert doc.title == "Thread-pool Controls"
+    long = parse_markdown("# " + "word " * 100 + "\n\nText.\n", source="l.md", default_id="l.md", default_title="l")
+    assert len(long.title) == 300 and long.title.endswith("…")
+    with pytest.raises(IngestError, match="title is longer than 300"):  # a declared title is the author's: refused
+        parse_markdown("---\nid: x\ntitle: " + "word " * 100 + "\n---\nText.\n", source="x.md", default_id="x.md",
+                       default_title="x")
+
+
 @pytest.mark.parametrize("heading,expected", [
     ("Decision Guide", ("decision_guide", "critical")), ("Response frames", ("response_frames", "critical")),
     ("GUARDRAILS", ("guardrails", "critical")), ("Required data:", ("required_data", "high")),

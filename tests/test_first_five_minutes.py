@@ -211,6 +211,13 @@ def test_a_code_block_longer_than_a_chunk_is_cut_between_stanzas_and_stays_code(
     assert "\n".join(p[len("```python\n"):-len("\n```")] for p in cut) == function[len("```python\n"):-len("\n```")]
 
 
+def test_rest_titles_underlined_with_any_punctuation_become_headings() -> None:
+    from citewise.evals.docs_kb import rst_headings
+
+    assert rst_headings("Deprecated is Easy to Use\n" + "`" * 25 + "\n\nText") == "## Deprecated is Easy to Use\n\nText"
+    assert rst_headings("Intro\n=====\n\nText") == "# Intro\n\nText"
+
+
 def test_rest_literal_blocks_become_code_fences() -> None:
     from citewise.evals.docs_kb import rst_literal_blocks
 
