@@ -28,7 +28,8 @@ QUESTION_TYPES: list[tuple[str, re.Pattern[str]]] = [(t, re.compile(p, re.IGNORE
                r"time|age)\b)[\w()'-]+ ){0,4}?(fee|fees|cost|costs|charge|charges|price|amount|minimum|maximum|limit|"
                r"limits|cap)\b(?!-)|\b(minimum|maximum|max|min)\b|\bwhat (fee|fees|does it cost)\b|"
                r"\bwhat (does|will|would) [^?.]{0,60}\b(charge|cost)"
-               r"(?=\s*(\?|$|(for|to|per|me|us|them|you|a|an|the|on|if|when)\b))|"
+               r"(?=\s*(\?|$|(for|to|per|me|us|them|you|a|an|the|on|if|when|in|monthly|annually|each|now)\b))|"
+               r"\bwhat do (you|they|we) (charge|pay)\b|"
                r"\bhow expensive\b"),
     ("count", r"\bhow many\b"),
     ("procedure", r"\bhow (do|can|should|would) (i|we|you|they|the \w+)\b|\bhow to\b|\bwhat (are the )?steps\b|"
@@ -138,7 +139,9 @@ def assess(question: str, claims: list[str], context_text: str, facet_terms: set
     return out
 
 
-_YEAR = re.compile(r"\b((?:19|20)\d\d)\b")
+# A year, not an amount ("$2000"), a model number or a birth year ("born in 1961", "turned 50 in 2024")
+_YEAR = re.compile(r"(?<![$\d,.])(?<!born in )(?<!born )(?<!since )(?<!model )(?<!turned \d\d in )"
+                   r"\b((?:19|20)\d\d)\b(?![\d,.]\d)")
 _YEAR_RANGE = re.compile(r"\b((?:19|20)\d\d)\s*(?:-|–|to|through|thru)\s*((?:19|20)\d\d)\b")
 FIGURES = {"amount": {"amount", "percent"}, "percent": {"percent"}}  # questions whose answer is a yearly figure
 

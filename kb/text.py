@@ -224,7 +224,7 @@ def code_parts(unit: str) -> list[str]:
 
 def _prose_items(text: str) -> list[tuple[str, str]]:
     units: list[tuple[str, str]] = []
-    for block, from_list in blocks(clean_markdown(text)):
+    for block, from_list in _blocks(clean_markdown(text)):  # split_items fenced the whole text already
         if from_list:
             units.append((" ".join(BULLET.sub("", ln).strip() for ln in block.splitlines()), "item"))
         else:
@@ -265,16 +265,23 @@ def slug(text: str) -> str:
 
 
 # Sentences in retrieved text that address the model rather than inform the reader.
+_AI = r"(assistant|ai|chatbot|bot|llm|language model|model)"
+# What a command to an assistant asks it to do (a model "will calculate", "must support VoLTE": that describes it).
+_ANSWERING = (r"(answer|reply|respond|say|tell|output|print|ignore|disregard|recommend|claim|confirm|deny|state|"
+              r"mention|cite|refuse|reveal|disclose|approve|write|use only|treat|assert|inform|conclude|pretend|"
+              r"act as)")
 _INSTRUCTION_LIKE = re.compile(
     r"(\b(ignore|disregard|forget|override|bypass)\b[^.!?\n]{0,30}\b(all|any|the|your|previous|prior|above|earlier|"
     r"system|these|those)\b[^.!?\n]{0,20}\b(instructions?|rules?|guidelines?|guardrails?|prompts?|directions?|"
-    r"policies)\b|\byou are (now|no longer)\b|\bfrom now on\b[^.!?\n]{0,40}\b(you|assistant|model)\b|"
+    r"policies)\b|\b(ignore|disregard|forget) (everything |all )?(the |that )?(above|previous|prior)\b[^.!?\n]{0,20}"
+    r"\band\b|\byou are (now|no longer)\b|\bfrom now on\b[^.!?\n]{0,40}\b(you|assistant|model)\b|"
     r"\b(system|developer) (prompt|message|instructions?)\b|\bnew instructions?\b|\bdo not (follow|obey)\b|"
     r"\b(assistant|ai|llm|chatbot)s?,? (must|should|will) now\b|\bmodels?,? (must|should) now\b|"
-    # role markers and requests to disclose what the assistant was given
-    # (a chat token quoted as a string, as a tokenizer's docs list it, is not a marker: "<|im_start|>": 100264)
-    r"(^|[\s\[<|])(system|assistant|developer)\s*:|<\|?(im_start|im_end|system)\|?>(?![\"'])|<\|(user|assistant)\|>(?![\"'])|\[/?(inst|sys)\]|"
-    r"<</?sys>>|"
+    # role markers and requests to disclose what the assistant was given (a chat token named in prose or
+    # quoted as a string, as a tokenizer's docs list it, opens no turn: "<|im_start|>": 100264)
+    r"(^|[\s\[<|])(system|assistant|developer)\s*:|<\|?im_start\|?>\s*(system|assistant|user|developer|tool)\b|"
+    r"<\|im_start\|>[ \t]*\n|<\|im_end\|>[ \t]*\n[ \t]*<\|im_start|<\|(system|user|assistant)\|>(?![\"'])|"
+    r"<system>|\[/?(inst|sys)\]|<</?sys>>|"
     r"\b(reveal|print|output|show|repeat|disclose|leak|send)\b[^.!?\n]{0,25}\b(system prompt|"
     r"your (prompt|instructions)|the prompt|api[ _-]?keys?|environment variables?|credentials|secrets?)\b|"
     r"\b(ai|automated|language[- ]model|llm) (agents?|assistants?|systems?|models?)\b[^.!?\n]{0,40}\b(must|should|"
@@ -282,18 +289,19 @@ _INSTRUCTION_LIKE = re.compile(
     r"\b(decode|decipher|translate) the following\b|\bpretend (to be|you are|that you)\b|\brole[- ]?play\b|"
     r"\bact as (an? )?(assistant|ai|chatbot|bot|different|new|unrestricted)\b|"
     r"\b(tell|inform|instruct) the (ai|assistant|model|chatbot|bot)\b|\bimportant for the (ai|assistant|model)\b|"
-    r"\b(as the|dear|hey|attention,?) (assistant|ai|chatbot)\b(?!-)|\b(as the|dear|hey|attention,?) model\s*[,:!]|"
-    r"(^|[.!?:\n]\s*)(as the )?model,?\s+you\b|\bthe llms? (must|should|shall|will)\b|"
+    r"\bnote to the " + _AI + r"\b|\bif you are an? (ai|assistant|language model|llm|chatbot)\b|"
+    r"\b(dear|hey|attention,?) (assistant|ai|chatbot)\b(?!-)|\b(dear|hey|attention,?) model\s*[,:!]|"
+    r"\bas the (assistant|ai|chatbot|model)(\s*,|,?[ \t]+you\b)|(^|[.!?:\n][ \t]*)model,?[ \t]+you\b|"
     r"\b(assistant|chatbot|ai model)\s*,\s*(you|answer|reply|respond|say|tell|output|print|ignore)\b|"
     r"\bdo not (cite|mention|reference) this (article|document|source|text)\b|"
-    r"\bthe (assistant|ai|chatbot|bot) (must|should|shall|will|is required to|needs to)\b|"
-    r"\b(will|must|should|shall) be (instructed|told|required|asked) to (say|answer|reply|respond|tell|state|claim|"
-    r"confirm|deny|approve|mention|cite|recommend)\b|"
-    # "model" is also an ML model that documentation describes ("the model will then see the token", "the
-    # model will be saved"): it commands unless what follows describes what it does or undergoes
-    r"\bthe (large language |language |ai |chat |gpt )?models? (must|should|shall|will|is required to|needs to) "
-    r"(?!(then|also|be|have|learn|see|get|become|likely|probably|generally|usually|typically|still|only see|first|"
-    r"automatically)\b)\w+|"
+    r"\bthe (assistant|ai|chatbot|bot) (must|should|shall|will(?! be\b)|will be \w+ing\b|"
+    r"will be (happy|glad|sure|ready) to|is required to|needs to)\b|"
+    r"\b" + _AI + r"s? (will be|must be|should be|shall be|is|are) (instructed|told|required|asked) to " + _ANSWERING
+    + r"\b|"
+    # "model" and "LLM" are also what ML documentation describes ("the model will then see the token", "the
+    # model will calculate"): they command only with a verb of answering
+    r"\b(the )?(large language |language |ai |chat |gpt )?(models?|llms?) (must|should|shall|will|is required to|"
+    r"needs to) ((not|never|now|always|only|just|instead|also|then|first|still) )*" + _ANSWERING + r"\b|"
     r"\binstructions? from the (operator|developer|system|administrator)\b|"
     r"\btreat (the text of )?this (article|document|text) as\b)",
     re.IGNORECASE)

@@ -83,9 +83,15 @@ def test_a_figure_for_another_year_does_not_answer() -> None:
                   "", set()).ok
     assert assess("When is the deadline for 2025 IRA contributions?",
                   ["The IRA contribution deadline is April 15, 2026."], "", set()).ok
+    # an amount, a birth year or an age's year is not the year a figure is asked for
+    limit = ["For 2026, the contribution limit is $24,500."]
+    assert assess("I turned 50 in 2024, how much can I contribute?", limit, "", set()).ok
+    assert assess("How much tax is withheld on a $2000 withdrawal?", ["20% is withheld for 2026."], "", set()).ok
 
 
 def test_a_question_about_a_process_or_policy_is_not_an_amount_question() -> None:
+    for q in ("What do you charge for a replacement card?", "What does roaming cost in Canada?"):
+        assert question_type(q) == "amount", q
     for q in ("What do I do if I see an unrecognized charge?", "What is the process for a fee refund?",
               "What is the policy on late fees?", "What does 'charge-off' mean?",
               "What is the time limit for a rollover?", "What does the cost basis include?"):
