@@ -94,11 +94,20 @@ def sentence_types(text: str) -> set[str]:
     return {t for t, p in SENTENCE_TYPES.items() if p.search(text)}
 
 
+def type_words(question: str, qtype: str) -> set[str]:
+    """The words of a time question's asking phrase ("how many *days*", "what *year*", "which *age*"): they
+    name the type, which any sentence of that type carries, not what the question is about."""
+    if qtype not in ("duration", "date"):  # an amount's phrase can hold its subject ("the deferral limit")
+        return set()
+    found = dict(QUESTION_TYPES)[qtype].search(question)
+    return set(terms(found.group(0))) if found else set()
+
+
 def focus_terms(question: str, facet_terms: set[str], qtype: str = "") -> list[str]:
     """The question's telling terms: not question words, stopwords, the words of its type, or the facets
     that select the article; the money words of an amount or percentage question only when nothing else
     is left."""
-    skip = QUESTION_WORDS | facet_terms | STOPWORDS | FILLER_WORDS.get(qtype, frozenset())
+    skip = QUESTION_WORDS | facet_terms | STOPWORDS | FILLER_WORDS.get(qtype, frozenset()) | type_words(question, qtype)
     focus = list(dict.fromkeys(t for t in terms(question) if t not in skip and len(t) > 1))
     family = FAMILY_WORDS.get(qtype, frozenset())
     return [t for t in focus if t not in family] or focus

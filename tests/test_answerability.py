@@ -28,6 +28,15 @@ def test_a_duration_question_is_answered_by_a_duration() -> None:
     assert not assess("How long does a rollover take?", ["Rollovers need a signed form."], "", set()).ok
 
 
+def test_the_unit_a_time_question_asks_in_is_not_its_subject() -> None:
+    """"How many *days*" asks for a duration: any duration in days would otherwise match its own unit."""
+    assert "day" not in focus_terms("How many days does the plan take to approve a loan?", set(), "duration")
+    question = "How many days does the plan take to approve a loan?"
+    assert not assess(question, ["Checks are mailed within 5 business days."], "", {"loan"}).ok
+    assert assess(question, ["Loans are approved within 2 business days."], "", {"loan"}).ok
+    assert "year" not in focus_terms("What year is my first RMD due?", set(), "date")
+
+
 def test_through_the_engine_an_unstated_detail_is_uncertain_and_a_stated_one_answered(tmp_path) -> None:
     """A question on a covered topic whose asked-for detail the article never states is not answered as if
     it were (`uncertain`, saying what is missing); the same wording about a stated detail is answered."""
