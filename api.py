@@ -15,6 +15,7 @@ import json
 import sqlite3
 import threading
 import uuid
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -238,9 +239,10 @@ def resume(thread_id: str, values: dict[str, Any], *, home: str | Path | None = 
     values = as_mapping(values, "resume values")
     if values is None:
         raise InputError("resume values must be an object of field -> value")
+    values = {k: v.isoformat() if isinstance(v, date) else v for k, v in values.items()}  # as in collected_data
     for key, value in values.items():
         if not isinstance(key, str) or (value is not None and not isinstance(value, str | int | float | bool)):
-            raise InputError(f"resume values must map field names to a string, number or boolean (got {key!r})")
+            raise InputError(f"resume values must map field names to a string, number, boolean or date (got {key!r})")
     place = _context(home, {"database_url": context.get("database_url")})
     home_path, url = place.home_path, place.database_url
     state = _thread_state(thread_id, home_path, url)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
+from datetime import date
 from typing import Any
 
 from ..arguments import check_text
@@ -82,11 +83,13 @@ def validate(raw: Mapping[str, Any], ctx: Context) -> Inquiry:
         raise InputError("collected_data must be an object of field -> value")
     if len(collected) > MAX_COLLECTED:
         raise InputError(f"collected_data has more than {MAX_COLLECTED} fields")
+    # A date object (a Python caller's, or YAML's unquoted 2024-03-15) is its ISO text: state stays JSON.
+    collected = {k: v.isoformat() if isinstance(v, date) else v for k, v in collected.items()}
     for key, value in collected.items():
         if not isinstance(key, str) or not key.strip() or len(key) > 100:
             raise InputError("collected_data keys must be non-empty strings of at most 100 characters")
         if value is not None and not isinstance(value, str | int | float | bool):
-            raise InputError(f"collected_data[{key[:40]!r}] must be a string, number or boolean")
+            raise InputError(f"collected_data[{key[:40]!r}] must be a string, number, boolean or date")
         check_text(key, "a collected_data key")
         check_text(value, f"collected_data[{key[:40]!r}]")
         if isinstance(value, str) and len(value) > MAX_VALUE:

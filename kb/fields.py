@@ -141,5 +141,8 @@ def validate_value(data_type: str, value: Any) -> tuple[bool, Any, str]:
                 return True, datetime.strptime(text, fmt).date().isoformat(), ""
             except ValueError:
                 continue
-        return False, None, f"{value!r} is not a date (use YYYY-MM-DD)"
+        try:  # a timestamp in ISO form ("2024-03-15T09:30:00"): its date
+            return True, datetime.fromisoformat(text).date().isoformat(), ""
+        except ValueError:
+            return False, None, f"{value!r} is not a date (use YYYY-MM-DD)"
     return True, str(value).strip(), ""

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from datetime import date
+
 import pytest
 
 from citewise.engine.records import FieldSpec
@@ -30,6 +32,7 @@ Some prose.
     ("boolean", "Yes", True, True), ("boolean", False, True, False), ("boolean", "maybe", False, None),
     ("date", "1961-04-03", True, "1961-04-03"), ("date", "04/03/1961", True, "1961-04-03"),
     ("date", "April 3, 1961", True, "1961-04-03"), ("date", "yesterday", False, None),
+    ("date", "1961-04-03T09:30:00", True, "1961-04-03"), ("date", date(1961, 4, 3), True, "1961-04-03"),
     ("text", " active ", True, "active"), ("text", "", False, None),
     ("number", "50%", True, 50.0), ("number", " 7.5 % ", True, 7.5), ("currency", "50%", False, None),
     ("currency", "nan", False, None), ("currency", "inf", False, None), ("number", "-inf", False, None),

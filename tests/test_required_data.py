@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +54,15 @@ def test_invalid_values_count_as_missing_with_a_reason(kb_home: Path) -> None:
     assert "not a known record keeper" in out["invalid_fields"]["record_keeper"]
 
 
+def test_dates_may_be_given_as_date_objects(kb_home: Path) -> None:
+    """A Python caller's date (or YAML's unquoted 2026-03-31) is a date, not a refused type."""
+    given = {**ACME_ROLLOVER, "separation_date": date(2026, 3, 31), "date_of_birth": datetime(1960, 5, 1, 9, 30)}
+    out = api.ask("How do I roll over my Acme 401(k)?", home=kb_home, mode="required_data", collected_data=given)
+    assert out["decision"] == "can_proceed" and not out["missing_fields"] and not out["invalid_fields"]
+    with pytest.raises(InputError, match="string, number, boolean or date"):
+        api.ask("How do I roll over my Acme 401(k)?", home=kb_home, collected_data={"separation_date": [2026]})
+
+
 def test_interrupt_and_resume_through_the_python_api(kb_home: Path) -> None:
     first = api.ask(ROLLOVER, home=kb_home, interrupt_on_missing_data=True)
     assert first["status"] == "interrupted"
@@ -64,7 +74,7 @@ def test_interrupt_and_resume_through_the_python_api(kb_home: Path) -> None:
                                             "date_of_birth": "someday"}, home=kb_home)
     assert again["status"] == "interrupted" and [f["key"] for f in again["interrupt"]["fields"]] == ["date_of_birth"]
     assert "not a date" in again["interrupt"]["fields"][0]["reason"]
-    done = api.resume(first["thread_id"], {"date_of_birth": "1960-05-01"}, home=kb_home)
+    done = api.resume(first["thread_id"], {"date_of_birth": date(1960, 5, 1)}, home=kb_home)  # a date object too
     assert done["status"] == "done" and done["decision"] == "can_proceed"
     assert done["article_reference"]["article_id"] == "acme-401k-rollover" and done["citations"]
     with pytest.raises(InputError, match="not waiting"):
