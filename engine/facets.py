@@ -6,12 +6,22 @@ so any KB with facet front matter (`record_keeper`, `plan_type`, `topic`) gets d
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
 
 from ..kb.text import squash, stem, words
+
+# English prepositions and particles: a closed class of words that say where or how, never whose. In a
+# small KB one of them can occur mostly in one facet's documents ("off" in "paid time off"), but a
+# question's "days off" or "went over" names no facet value.
+FUNCTION_WORDS = frozenset(words(
+    "about above across after against along among around at before behind below beneath beside between beyond "
+    "by down during except for from in inside into near of off on onto out outside over past since through "
+    "throughout to toward towards under underneath until up upon with within without away back"))
+NAME_CASE_SHARE = 0.8  # a word of a name is written capitalised at least this often in the KB's text
 
 
 def _contains_seq(haystack: list[str], needle: list[str]) -> bool:
@@ -25,12 +35,15 @@ class FacetDetector:
     A value is detected when (a) its words appear in order (stemmed), (b) its letters-only form
     equals a run of 1-3 question words ('roll over' ~ 'rollover'), (c) a synonym of it does, or
     (d) the question uses a word that, in this KB, nearly only occurs in documents with that value
-    (a brand name such as 'Acme' for 'Acme Retirement'). Rule (d) is measured on the corpus, so a
-    common word like 'retirement' never pins a record keeper.
+    (a brand name such as 'Acme' for 'Acme Retirement'). Rule (d) is measured on the corpus: never a
+    preposition or particle, and for a value written as a name (capitalised) only a word the KB
+    itself writes as a name — 'retirement' of 'Acme Retirement' is mostly lower case in the text, so
+    "my retirement account" pins no record keeper even if most chunks that say it are Acme's.
     """
 
     def __init__(self, facets: dict[str, list[str]], synonym_groups: Iterable[list[str]] = (),
-                 term_precision: Callable[[str, str, str], float] | None = None, min_precision: float = 0.8):
+                 term_precision: Callable[[str, str, str], float] | None = None, min_precision: float = 0.8,
+                 name_case: Callable[[str], float] | None = None):
         self.facets = facets
         groups = [list(g) for g in synonym_groups]
         self.variants: dict[tuple[str, str], list[str]] = {}
@@ -47,11 +60,13 @@ class FacetDetector:
             for (facet, value), forms in self.variants.items():
                 for form in forms:
                     for w in words(form.replace("_", " ")):
-                        if len(w) >= 3 and not w.isdigit():
+                        if len(w) >= 3 and not w.isdigit() and w not in FUNCTION_WORDS:
                             all_words.setdefault(stem(w), set()).add((facet, value))
             for st, owners in all_words.items():
                 if len(owners) == 1:
                     facet, value = next(iter(owners))
+                    if value[:1].isupper() and name_case is not None and name_case(st) < NAME_CASE_SHARE:
+                        continue
                     if term_precision(st, facet, value) >= min_precision:
                         self.distinctive.setdefault(st, []).append((facet, value))
 
@@ -86,6 +101,22 @@ def term_precision_fn(kb: Any) -> Callable[[str, str, str], float]:
         return cache[key]
 
     return precision
+
+
+def name_case_fn(kb: Any, sample: int = 200) -> Callable[[str], float]:
+    """name_case(stem): the share of the term's occurrences in the chunks' text written capitalised (0
+    when it occurs only in titles or metadata); read from at most `sample` chunks that contain it."""
+
+    def share(term: str) -> float:
+        written = capitalised = 0
+        for row in kb.bm25.rows_containing(term)[:sample]:
+            for w in re.findall(r"[^\W\d_][\w'’]*", str(kb.passages.get(int(row)).get("text", ""))):
+                if stem(w.lower()) == term:
+                    written += 1
+                    capitalised += w[0].isupper()
+        return capitalised / written if written else 0.0
+
+    return share
 
 
 def facet_filter(detected: dict[str, list[str]], caller: dict[str, Any]) -> dict[str, Any]:

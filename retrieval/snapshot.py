@@ -216,9 +216,10 @@ class KnowledgeBase:
     def facet_detector(self) -> Any:
         """Built on first use and kept with this (immutable) snapshot."""
         if self._detector is None:
-            from ..engine.facets import FacetDetector, term_precision_fn
+            from ..engine.facets import FacetDetector, name_case_fn, term_precision_fn
 
-            self._detector = FacetDetector(self.facets, self.synonyms.groups, term_precision_fn(self))
+            self._detector = FacetDetector(self.facets, self.synonyms.groups, term_precision_fn(self),
+                                           name_case=name_case_fn(self))
         return self._detector
 
     def is_current(self) -> bool:

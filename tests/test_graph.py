@@ -72,6 +72,28 @@ def test_detected_facets_become_filters_unless_the_caller_gave_them(kb_home: Pat
     assert {c["metadata"]["record_keeper"] for c in out["citations"]} == {"Acme Retirement"}
 
 
+def test_a_common_word_of_a_name_pins_no_facet(kb_home: Path) -> None:
+    """Most chunks that say "retirement" are Acme Retirement's, but the KB writes it in lower case: the
+    word is not the name, so "my retirement account" leaves the record keeper to ask for."""
+    out = run(kb_home, "How do I roll over my retirement account?")
+    assert "record_keeper" not in out["metadata"]["facets_detected"]
+    assert out["missing_fields"][0] == "record_keeper"
+    assert run(kb_home, "How do I roll over my Acme account?")["metadata"]["facets_detected"]["record_keeper"] == [
+        "Acme Retirement"]  # the brand word, written as a name, still does
+
+
+def test_a_preposition_names_no_facet() -> None:
+    """"days off" is not "paid time off", however often "off" occurs in its documents."""
+    from citewise.engine.facets import FacetDetector
+
+    facets = {"plan_type": ["paid time off", "paid leave"], "record_keeper": ["Meridel People Solutions"]}
+    detector = FacetDetector(facets, term_precision=lambda term, facet, value: 1.0,
+                             name_case=lambda term: 1.0 if term == "meridel" else 0.1)
+    assert detector.detect("How many paid days off can I get through Meridel?") == {
+        "record_keeper": ["Meridel People Solutions"]}
+    assert detector.detect("How much paid time off carries over?") == {"plan_type": ["paid time off"]}
+
+
 @pytest.mark.parametrize("inputs,message", [
     ({"question": "hi"}, "3-1000 characters"), ({"question": "x" * 1001}, "3-1000 characters"),
     ({"question": "valid question", "max_tokens": 10}, "max_tokens"),
