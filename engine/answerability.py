@@ -164,10 +164,22 @@ def years(text: str) -> set[str]:
     return found
 
 
+# A calendar date ("14 September 2026", "September 14, 2026", "March 2025", "2026-09-14", "9/14/2026"):
+# when something happened or will, not a year the knowledge base must have figures or rules for.
+_DAY = r"\d{1,2}(?:st|nd|rd|th)?"
+_DATE = re.compile(rf"\b{_DAY}\s+(?:of\s+)?{_MONTH},?\s+(?:19|20)\d\d\b|\b{_MONTH}\s+(?:{_DAY},?\s+)?(?:19|20)\d\d\b|"
+                   r"\b(?:19|20)\d\d-\d\d-\d\d\b|\b\d{1,2}/\d{1,2}/(?:19|20)\d\d\b", re.IGNORECASE)
+
+
+def question_years(question: str) -> set[str]:
+    """The years a question asks about ("the 2026 limit", "in 2025"), not those of the dates it gives."""
+    return years(_DATE.sub(" ", question))
+
+
 def asked_years(question: str) -> set[str]:
     """The years of the sentence that asks ("I turned 50 in 2024. What is the limit?" asks for no year)."""
     asking = [s for s in re.split(r"(?<=[.!?])\s+", question) if any(p.search(s) for _, p in QUESTION_TYPES)]
-    return years(" ".join(asking or [question]))
+    return question_years(" ".join(asking or [question]))
 
 
 def figure_years(claims: list[str]) -> set[str]:

@@ -6,14 +6,13 @@ missing. Routing (`routes.after_check`) turns a failed check into a regeneration
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from ..config import Context
 from ..kb.text import display_text, term_set
 from ..llm.chat import ModelClock
 from ..retrieval.snapshot import KnowledgeBase
-from .answerability import assess, unnamed_facets
+from .answerability import assess, question_years, unnamed_facets
 from .grade import grade
 from .privacy import masked
 from .records import (
@@ -102,8 +101,7 @@ def answered_or_missing(kb: KnowledgeBase, inquiry: Inquiry, resolution: Resolut
               else pack.chunks[0].doc_id if pack.chunks else None)
     if source:
         text = " ".join(c.text for c in kb.chunks_of(source))
-        missing += [f"anything about {y}" for y in dict.fromkeys(re.findall(r"\b(?:19|20)\d\d\b", inquiry.question))
-                    if y not in text]
+        missing += [f"anything about {y}" for y in sorted(question_years(inquiry.question)) if y not in text]
     return missing
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from citewise.engine.answerability import assess, focus_terms, question_type
+from citewise.engine.answerability import assess, focus_terms, question_type, question_years
 from citewise.engine.outcomes import subject_words
 
 
@@ -59,6 +59,11 @@ def test_through_the_engine_an_unstated_detail_is_uncertain_and_a_stated_one_ans
     assert "percentage" in unstated["response"]["text"]
     year = api.ask("What will the Northwind savings plan loan setup fee be in 2031?", home=tmp_path / "home")
     assert year["decision"] == "uncertain" and "2031" in year["response"]["text"]
+    # a date the question gives (when something happens) is not a year the KB must state anything for
+    dated = api.ask("I start a new job on 14 September 2031. How much does Northwind charge to set up a savings "
+                    "plan loan?", home=tmp_path / "home")
+    assert dated["decision"] in ("can_proceed", "needs_data"), dated["response"]["text"]
+    assert question_years("Due 14 September 2026, or March 2027, or 2028-01-31; the 2029 limit?") == {"2029"}
 
 
 def test_a_money_word_is_the_subject_when_nothing_else_is_left() -> None:
