@@ -63,10 +63,10 @@ def relevance(question: str, hits: list[Passage], alternatives: dict[str, list[s
 
 
 # P(answer passes the answer-level eval | parts): a logistic regression fitted on the DEV split of the
-# three eval sets (156 answered questions) by `python -m citewise.evals.calibrate fit`, confidence routing
-# off while collecting. Dev: AUROC 0.78, ECE 0.05. The test split is only reported (BENCHMARKS.md).
-CONFIDENCE_WEIGHTS: dict[str, float] = {"dense_top": 2.758, "focus": 2.4236}
-CONFIDENCE_BIAS = -1.2549
+# four eval sets (184 answered questions) by `python -m citewise.evals.calibrate fit`, confidence routing
+# off while collecting. Dev: AUROC 0.77, ECE 0.04. The test split is only reported (BENCHMARKS.md).
+CONFIDENCE_WEIGHTS: dict[str, float] = {"dense_top": 2.99, "focus": 2.3117}
+CONFIDENCE_BIAS = -1.5009
 
 
 def confidence(rel: Relevance, article: float, support: float, critical: bool, blocking_violations: int,

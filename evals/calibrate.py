@@ -7,7 +7,7 @@
 Confidence is meant as "the probability that this answer passes the answer-level eval" (decision,
 article, facts, citations...). Its parts (retrieval relevance, dense top score, term coverage, branch
 agreement, article confidence, claim support, critical chunks present, answered) are logged by every
-answer; a logistic regression over them is fitted on the dev halves of the three eval sets with
+answer; a logistic regression over them is fitted on the dev halves of the four eval sets with
 confidence routing switched off, and the threshold that keeps false answers and false abstentions
 lowest on dev becomes the default `confidence_threshold`. The test halves are only ever reported.
 """

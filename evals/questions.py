@@ -1,6 +1,6 @@
 """Answer-level evaluation: run an eval set through citewise and check what the user gets.
 
-    citewise eval questions [--set sample|telecom|docs] [--split dev|test|all] [--json] [--record]
+    citewise eval questions [--set sample|telecom|docs|hr] [--split dev|test|all] [--json] [--record]
     citewise eval questions --questions FILE --kb DIR
 
 Each entry (format: evals/QUESTIONS.md) states what a correct answer must contain; an entry passes when
@@ -47,6 +47,7 @@ SETS = {
     "sample": EvalSet("sample", ROOT / "examples" / "questions.yaml", ROOT / "examples" / "kb"),
     "telecom": EvalSet("telecom", ROOT / "examples" / "questions-telecom.yaml", ROOT / "examples" / "kb-telecom"),
     "docs": EvalSet("docs", ROOT / "examples" / "questions-docs.yaml", None),
+    "hr": EvalSet("hr", ROOT / "examples" / "questions-hr.yaml", ROOT / "examples" / "kb-hr"),
 }
 
 

@@ -59,9 +59,10 @@ def test_judge_checks_an_artifact_by_its_markdown_and_headings() -> None:
     assert judge(entry, said)["checks"]["must_not"] is False
 
 
-# Regression floors a few points under the measured test-split pass rates (81.8% / 73.9% / 69.4% at
-# commit 6ea5f29); the targets (95%) are not met yet, see BENCHMARKS.md.
-@pytest.mark.parametrize("name,floor", [("sample", 0.77), ("telecom", 0.70), ("docs", 0.63)])
+# Regression floors a few points under the measured test-split pass rates (81.8% / 73.9% / 69.4% / 73.1%,
+# the last on the HR set written by someone who had not seen the code); the targets (95%) are not
+# met yet, see BENCHMARKS.md.
+@pytest.mark.parametrize("name,floor", [("sample", 0.77), ("telecom", 0.70), ("docs", 0.63), ("hr", 0.69)])
 def test_eval_set_test_split(name: str, floor: float, tmp_path: Path, record_property) -> None:
     eval_set = SETS[name]
     home = prepared_home(eval_set, tmp_path)
