@@ -65,10 +65,12 @@ class FacetDetector:
             for st, owners in all_words.items():
                 if len(owners) == 1:
                     facet, value = next(iter(owners))
+                    if term_precision(st, facet, value) < min_precision:
+                        continue
+                    # (read text only for the few words that pass the cheap posting-list test)
                     if value[:1].isupper() and name_case is not None and name_case(st) < NAME_CASE_SHARE:
                         continue
-                    if term_precision(st, facet, value) >= min_precision:
-                        self.distinctive.setdefault(st, []).append((facet, value))
+                    self.distinctive.setdefault(st, []).append((facet, value))
 
     def detect(self, question: str) -> dict[str, list[str]]:
         q_words = words(question.replace("_", " "))
@@ -103,7 +105,7 @@ def term_precision_fn(kb: Any) -> Callable[[str, str, str], float]:
     return precision
 
 
-def name_case_fn(kb: Any, sample: int = 200) -> Callable[[str], float]:
+def name_case_fn(kb: Any, sample: int = 50) -> Callable[[str], float]:
     """name_case(stem): the share of the term's occurrences in the chunks' text written capitalised (0
     when it occurs only in titles or metadata); read from at most `sample` chunks that contain it."""
 
