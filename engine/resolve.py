@@ -4,7 +4,8 @@ Two searches rank the articles — rule-type chunks (required data, eligibility,
 full ranking — fused per document. When the best articles are parallel versions of one procedure
 (same topic, differing only in facets the question did not name, e.g. two record keepers' rollover
 articles), the governing article is not guessed: the union of their fields is returned grouped by
-article and the facet to choose becomes the first missing field.
+article and the facet to choose becomes the first missing field. When plain documents (no front matter)
+hold the top of the search, none governs: the question is about them, and they answer it.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from .search import search
 RULE_TYPES = ["required_data", "eligibility", "business_rules"]
 PARALLEL_MARGIN = 0.85  # a parallel article within this share of the best score is a tie (chosen on dev)
 SEARCH_DEPTH = 20
+PLAIN_LEAD = 3  # a plain document holding this many top hits, before any article's, answers alone (a rule, not tuned)
 
 
 def resolve(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, collected: dict[str, Any] | None = None,
@@ -43,7 +45,8 @@ def resolve(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, collected: dict[s
     structured = {d for d, info in kb.docs.items() if info.structured}
     ranked = rank_articles([rule_hits.hits, full.hits], structured,
                            orders=[article_similarity(kb, inquiry.question, rule_hits.hits + full.hits, structured)])
-    out = Resolution(covered=bool(ranked) and full.relevance.score >= ctx.relevance_threshold,
+    governs = bool(ranked) and not plain_document_leads(full.hits, structured)
+    out = Resolution(covered=governs and full.relevance.score >= ctx.relevance_threshold,
                      relevance=full.relevance, candidates=ranked, filters=full.filters, relaxed=full.relaxed,
                      facet_filters=facet_filters, collected=collected)
     if not out.covered:
@@ -74,6 +77,15 @@ def resolve(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, collected: dict[s
     out.missing, out.invalid = missing, {**bad_facets, **invalid}
     out.confidence = article_confidence(ranked, full.relevance.score, tied=bool(tied))
     return out
+
+
+def plain_document_leads(hits: list[Any], structured: set[str]) -> bool:
+    """Whether the question is about a plain document (a guide, an FAQ page, a transcript) rather than
+    any article: the search's first PLAIN_LEAD hits are all plain text. Then no article governs (it would
+    pull its fields and critical chunks into an answer about something else), and the document answers,
+    as it does in a KB of plain documents only."""
+    top = hits[:PLAIN_LEAD]
+    return len(top) == PLAIN_LEAD and not any(h.doc_id in structured for h in top)
 
 
 def chosen_facets(kb: KnowledgeBase, collected: dict[str, Any],

@@ -110,3 +110,31 @@ def test_a_question_about_a_process_or_policy_is_not_an_amount_question() -> Non
               "What is the policy on late fees?", "What does 'charge-off' mean?",
               "What is the time limit for a rollover?", "What does the cost basis include?"):
         assert question_type(q) != "amount", q
+
+
+def test_a_plain_document_that_leads_the_search_answers_alone(tmp_path) -> None:
+    """In a KB that mixes articles and plain documents, a question the search answers from a plain guide
+    is not handed to the nearest article (whose fields and critical chunks would crowd the guide out)."""
+    from citewise import api
+    from citewise.kb.ingest import ingest
+
+    src = tmp_path / "kb"
+    src.mkdir()
+    (src / "loan.md").write_text(
+        "---\nid: northwind-loan\ntitle: Northwind savings plan loans\nrecord_keeper: Northwind\ntopic: loan\n---\n"
+        "## Business rules\n- Loan setup fee: $75, taken from the loan amount.\n"
+        "- Loans are repaid by payroll deduction over 1 to 5 years.\n"
+        "## Required data\n- Vested balance (currency, required, plan): The vested balance. Why: caps the loan.\n"
+        "## Steps\n1. Sign in to the Northwind portal and open Loans.\n2. Choose the amount and the term.\n")
+    (src / "portal-guide.md").write_text(
+        "# Using the Northwind portal app\n\n## How often balances refresh\n\n"
+        "The portal app refreshes account balances every 4 hours from the recordkeeping system.\n\n"
+        "## Signing in\n\nThe portal app signs you in with a one-time code sent by text message.\n\n"
+        "## Notifications\n\nThe portal app sends a notification when a balance refresh fails.\n")
+    ingest([src], tmp_path / "home", progress=False)
+    guide = api.ask("How often does the portal app refresh my balances?", home=tmp_path / "home")
+    assert guide["decision"] == "can_proceed" and guide["article_reference"] is None
+    assert "every 4 hours" in guide["response"]["text"]
+    assert {c["chunk_id"].split("#")[0] for c in guide["citations"]} == {"portal-guide.md"}
+    loan = api.ask("What is the Northwind loan setup fee?", home=tmp_path / "home")
+    assert loan["article_reference"]["article_id"] == "northwind-loan" and "$75" in loan["response"]["text"]
