@@ -1,6 +1,6 @@
 """Answer-level evaluation: run an eval set through citewise and check what the user gets.
 
-    citewise eval questions [--set sample|telecom|docs|hr] [--split dev|test|all] [--json] [--record]
+    citewise eval questions [--set sample|telecom|docs|hr|solar] [--split dev|test|all] [--json] [--record]
     citewise eval questions --questions FILE --kb DIR
 
 Each entry (format: evals/QUESTIONS.md) states what a correct answer must contain; an entry passes when
@@ -48,6 +48,7 @@ SETS = {
     "telecom": EvalSet("telecom", ROOT / "examples" / "questions-telecom.yaml", ROOT / "examples" / "kb-telecom"),
     "docs": EvalSet("docs", ROOT / "examples" / "questions-docs.yaml", None),
     "hr": EvalSet("hr", ROOT / "examples" / "questions-hr.yaml", ROOT / "examples" / "kb-hr"),
+    "solar": EvalSet("solar", ROOT / "examples" / "questions-solar.yaml", ROOT / "examples" / "kb-solar"),
 }
 
 

@@ -59,11 +59,12 @@ def test_judge_checks_an_artifact_by_its_markdown_and_headings() -> None:
     assert judge(entry, said)["checks"]["must_not"] is False
 
 
-# Regression floors a few points under the measured test-split pass rates (81.8% / 73.9% / 69.4% / 73.1%,
-# the last on the HR set written by someone who had not seen the code); the targets (95%) are not
-# met yet, see BENCHMARKS.md.
-@pytest.mark.parametrize("name,floor", [("sample", 0.77), ("telecom", 0.70), ("docs", 0.63), ("hr", 0.69)])
-def test_eval_set_test_split(name: str, floor: float, tmp_path: Path, record_property) -> None:
+# Regression floors a few points under the measured test-split pass rates and citation precision (81.8% /
+# 73.9% / 69.4% / 73.1% / 64.0%; hr and solar were written by someone who had not seen the code, and solar's
+# citation precision is 0.80); the targets (95%) are not met yet, see BENCHMARKS.md.
+@pytest.mark.parametrize("name,floor,precision", [("sample", 0.77, 0.85), ("telecom", 0.70, 0.85),
+                                                  ("docs", 0.63, 0.85), ("hr", 0.69, 0.85), ("solar", 0.60, 0.75)])
+def test_eval_set_test_split(name: str, floor: float, precision: float, tmp_path: Path, record_property) -> None:
     eval_set = SETS[name]
     home = prepared_home(eval_set, tmp_path)
     report = run(load_questions(eval_set.questions), home, split="test")
@@ -73,4 +74,4 @@ def test_eval_set_test_split(name: str, floor: float, tmp_path: Path, record_pro
                     f"never-say {report['never_say_violations']}, false-abstain {report['false_abstain_rate']}, "
                     f"false-answer {report['false_answer_rate']}, p50 {report['latency_ms_p50']} ms")
     assert report["pass_rate"] >= floor
-    assert report["never_say_violations"] == 0 and report["citation_precision"] >= 0.85
+    assert report["never_say_violations"] == 0 and report["citation_precision"] >= precision
