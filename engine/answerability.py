@@ -141,7 +141,7 @@ def assess(question: str, claims: list[str], context_text: str, facet_terms: set
         subject = " ".join(dict.fromkeys(w for w in words(question) if stem(w) in set(focus) and not _YEAR.match(w)))
         if not on_focus:
             out.missing.append(f"{WHAT[qtype]}{' for ' + subject if subject else ''}")
-        elif qtype in FIGURES and (asked := asked_years(question)) and (stated := figure_years(on_focus)) \
+        elif qtype in FIGURES and (asked := question_years(question)) and (stated := figure_years(on_focus)) \
                 and not asked & stated:
             # "the 2026 limit" answered with the 2025 one: a figure given for another year does not answer
             out.missing.append(f"{WHAT[qtype]}{' for ' + subject if subject else ''} in {' or '.join(sorted(asked))}")
@@ -164,22 +164,20 @@ def years(text: str) -> set[str]:
     return found
 
 
-# A calendar date ("14 September 2026", "September 14, 2026", "March 2025", "2026-09-14", "9/14/2026"):
-# when something happened or will, not a year the knowledge base must have figures or rules for.
-_DAY = r"\d{1,2}(?:st|nd|rd|th)?"
-_DATE = re.compile(rf"\b{_DAY}\s+(?:of\s+)?{_MONTH},?\s+(?:19|20)\d\d\b|\b{_MONTH}\s+(?:{_DAY},?\s+)?(?:19|20)\d\d\b|"
-                   r"\b(?:19|20)\d\d-\d\d-\d\d\b|\b\d{1,2}/\d{1,2}/(?:19|20)\d\d\b", re.IGNORECASE)
+def asking_part(question: str) -> str:
+    """The sentences of a question that ask (a question mark, or an asking phrase), without those that set
+    the scene ("Our baby is due on 14 September 2026. How much leave can I take?"); the whole question
+    when none stands out."""
+    parts = re.split(r"(?<=[.!?])\s+", question.strip())
+    asking = [s for s in parts if s.rstrip().endswith("?") or any(p.search(s) for _, p in QUESTION_TYPES)]
+    return " ".join(asking) if asking else question
 
 
 def question_years(question: str) -> set[str]:
-    """The years a question asks about ("the 2026 limit", "in 2025"), not those of the dates it gives."""
-    return years(_DATE.sub(" ", question))
-
-
-def asked_years(question: str) -> set[str]:
-    """The years of the sentence that asks ("I turned 50 in 2024. What is the limit?" asks for no year)."""
-    asking = [s for s in re.split(r"(?<=[.!?])\s+", question) if any(p.search(s) for _, p in QUESTION_TYPES)]
-    return question_years(" ".join(asking or [question]))
+    """The years a question asks about: those of its asking sentences, dates included ("the fee in
+    January 2031", "the limit as of 1/1/2026"), not those of the sentences that set the scene ("I turned 50
+    in 2024.", "The baby is due on 14 September 2026.")."""
+    return years(asking_part(question))
 
 
 def figure_years(claims: list[str]) -> set[str]:

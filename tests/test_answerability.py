@@ -63,7 +63,13 @@ def test_through_the_engine_an_unstated_detail_is_uncertain_and_a_stated_one_ans
     dated = api.ask("I start a new job on 14 September 2031. How much does Northwind charge to set up a savings "
                     "plan loan?", home=tmp_path / "home")
     assert dated["decision"] in ("can_proceed", "needs_data"), dated["response"]["text"]
-    assert question_years("Due 14 September 2026, or March 2027, or 2028-01-31; the 2029 limit?") == {"2029"}
+    # ... but a date in the asking sentence is the year asked about: the fee on 1 January 2031 is not today's
+    dated_fee = api.ask("What will the Northwind savings plan loan setup fee be on 1 January 2031?",
+                        home=tmp_path / "home")
+    assert dated_fee["decision"] == "uncertain" and "2031" in dated_fee["response"]["text"]
+    assert question_years("Our baby is due on 14 September 2026. How much leave can I take?") == set()
+    assert question_years("I turned 50 in 2024. What is the limit?") == set()
+    assert question_years("What is the fee in January 2031, or as of 1/1/2032?") == {"2031", "2032"}
 
 
 def test_a_money_word_is_the_subject_when_nothing_else_is_left() -> None:
