@@ -6,7 +6,6 @@ so any KB with facet front matter (`record_keeper`, `plan_type`, `topic`) gets d
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -107,15 +106,21 @@ def term_precision_fn(kb: Any) -> Callable[[str, str, str], float]:
 
 def name_case_fn(kb: Any, sample: int = 50) -> Callable[[str], float]:
     """name_case(stem): the share of the term's occurrences in the chunks' text written capitalised (0
-    when it occurs only in titles or metadata); read from at most `sample` chunks that contain it."""
+    when it occurs only in titles or metadata: no evidence that the KB uses it as a name), read from at
+    most `sample` chunks spread over its posting list. Each written word is analysed as the index
+    analyses it ("Zürich", "O'Neil", "Acme’s"), so an occurrence is counted wherever BM25 counts one."""
 
     def share(term: str) -> float:
+        rows = kb.bm25.rows_containing(term)
+        if len(rows) > sample:
+            rows = rows[np.linspace(0, len(rows) - 1, sample).astype(int)]
         written = capitalised = 0
-        for row in kb.bm25.rows_containing(term)[:sample]:
-            for w in re.findall(r"[^\W\d_][\w'’]*", str(kb.passages.get(int(row)).get("text", ""))):
-                if stem(w.lower()) == term:
+        for row in rows:
+            for token in str(kb.passages.get(int(row)).get("text", "")).split():
+                if term in {stem(w) for w in words(token)}:
                     written += 1
-                    capitalised += w[0].isupper()
+                    first = next((ch for ch in token if ch.isalpha()), "")
+                    capitalised += first.isupper()
         return capitalised / written if written else 0.0
 
     return share

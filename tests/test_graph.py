@@ -94,6 +94,30 @@ def test_a_preposition_names_no_facet() -> None:
     assert detector.detect("How much paid time off carries over?") == {"plan_type": ["paid time off"]}
 
 
+def test_a_names_case_is_read_as_the_index_reads_its_words() -> None:
+    """"Zürich", "O'Neil" and "Acme’s" are counted where BM25 counts them (the index's analyser), and a
+    word the text writes in lower case is not a name."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from citewise.engine.facets import name_case_fn
+    from citewise.kb.text import terms
+
+    texts = ["Zürich Pensions pays in 5 days.", "Call O'Neil Partners.", "Acme’s fee is $50; see Acme's page.",
+             "Your retirement account."]
+
+    def rows_containing(term: str) -> np.ndarray:
+        return np.asarray([i for i, t in enumerate(texts) if term in terms(t)], dtype=np.int64)
+
+    kb = SimpleNamespace(bm25=SimpleNamespace(rows_containing=rows_containing),
+                         passages=SimpleNamespace(get=lambda row: {"text": texts[row]}))
+    share = name_case_fn(kb)
+    for name in ("Zürich", "O'Neil", "Acme’s"):
+        assert share(terms(name)[0]) == 1.0, name
+    assert share(terms("retirement")[0]) == 0.0
+
+
 @pytest.mark.parametrize("inputs,message", [
     ({"question": "hi"}, "3-1000 characters"), ({"question": "x" * 1001}, "3-1000 characters"),
     ({"question": "valid question", "max_tokens": 10}, "max_tokens"),
