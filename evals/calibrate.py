@@ -39,6 +39,12 @@ CALIBRATION_SETS = ("sample", "telecom", "docs", "hr")
 ANSWERED = ("can_proceed", "needs_data")  # what the threshold applies to; other decisions already abstain
 
 
+def routed(row: dict[str, Any]) -> bool:
+    """An answer the threshold can send to `uncertain`: answered, and not a `required_data` run (that mode
+    ends with the field list, before confidence is checked)."""
+    return row["decision"] in ANSWERED and row.get("mode") != "required_data"
+
+
 def features(result: dict[str, Any]) -> dict[str, float]:
     """The parts the check step computed confidence from (retrieval relevance when it never got there)."""
     meta = result.get("metadata") or {}
@@ -69,12 +75,13 @@ def collect(split: str, tmp: Path) -> list[dict[str, Any]]:
         report = run(load_questions(eval_set.questions), home, split=split, answer=answer)
         for row, result in zip(report["rows"], captured, strict=True):
             rows.append({"set": name, "id": row["id"], "pass": row["pass"], "decision": row["got"]["decision"],
-                         "expected": row["expected"]["decision"], "features": features(result)})
+                         "expected": row["expected"]["decision"], "features": features(result),
+                         "mode": (result.get("metadata") or {}).get("mode")})
     return rows
 
 
 def _xy(rows: list[dict[str, Any]], features: tuple[str, ...]) -> tuple[list[list[float]], list[int]]:
-    answered = [r for r in rows if r["decision"] in ANSWERED]
+    answered = [r for r in rows if routed(r)]
     return [[r["features"][f] for f in features] for r in answered], [int(r["pass"]) for r in answered]
 
 
@@ -123,7 +130,7 @@ def rates(rows: list[dict[str, Any]], threshold: float, weights: dict[str, float
     abstaining = [r for r in rows if all(d in ("uncertain", "out_of_scope") for d in _as_list(r["expected"]))]
 
     def final(r: dict[str, Any]) -> str:
-        if r["decision"] in ANSWERED and confidence(r["features"], weights, bias) < threshold:
+        if routed(r) and confidence(r["features"], weights, bias) < threshold:
             return "uncertain"
         return r["decision"]
 
@@ -210,7 +217,7 @@ def report(split: str = "test", plot_dir: Path | None = None) -> dict[str, Any]:
 
     with tempfile.TemporaryDirectory(prefix="citewise-calibrate-") as tmp:
         rows = collect(split, Path(tmp))
-    answered = [r for r in rows if r["decision"] in ANSWERED]
+    answered = [r for r in rows if routed(r)]
     scores = [confidence(r["features"], CONFIDENCE_WEIGHTS, CONFIDENCE_BIAS) for r in answered]
     labels = [int(r["pass"]) for r in answered]
     threshold = Context().confidence_threshold
@@ -241,8 +248,8 @@ def main(argv: list[str] | None = None) -> int:
         fitted["threshold"] = choose_threshold(rows, fitted["weights"], fitted["bias"])
         fitted["dev_rates"] = rates(rows, fitted["threshold"], fitted["weights"], fitted["bias"])
         scores = [confidence(r["features"], fitted["weights"], fitted["bias"]) for r in rows
-                  if r["decision"] in ANSWERED]
-        labels = [int(r["pass"]) for r in rows if r["decision"] in ANSWERED]
+                  if routed(r)]
+        labels = [int(r["pass"]) for r in rows if routed(r)]
         fitted["dev_auroc"], fitted["dev_ece"] = auroc(scores, labels), ece(scores, labels)
         out = fitted
     else:

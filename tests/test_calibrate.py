@@ -70,3 +70,14 @@ def test_select_cross_validates_each_subset_on_the_rows_it_is_given() -> None:
     scored = {tuple(r["features"]): r["cv_auroc"] for r in calibrate.select(rows)}
     assert set(scored) == set(calibrate.SUBSETS)
     assert scored[("dense_top",)] > 0.95 and scored[("focus",)] < 0.75  # the informative part wins
+
+
+def test_required_data_runs_are_not_routed_by_confidence() -> None:
+    """`required_data` mode ends with the field list before confidence is checked: such a run neither
+    trains the model nor moves the rates, however low its confidence."""
+    rows = [row("can_proceed", "can_proceed", True, 0.8, 0.9) for _ in range(4)]
+    field_list = row("needs_data", "needs_data", False, 0.1, 0.1) | {"mode": "required_data"}
+    w, b = {"dense_top": 4.0, "focus": 2.0}, -3.0
+    assert calibrate.rates([*rows, field_list], 0.9, w, b)["false_abstain"] == calibrate.rates(rows, 0.9, w, b)[
+        "false_abstain"] * 4 / 5  # counted as answerable, never abstained
+    assert calibrate._xy([*rows, field_list], ("dense_top",)) == calibrate._xy(rows, ("dense_top",))
