@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from citewise.engine.answerability import assess, focus_terms, question_type, question_years
 from citewise.engine.outcomes import subject_words
 
@@ -37,35 +39,52 @@ def test_the_unit_a_time_question_asks_in_is_not_its_subject() -> None:
     assert "year" not in focus_terms("What year is my first RMD due?", set(), "date")
 
 
-def test_through_the_engine_an_unstated_detail_is_uncertain_and_a_stated_one_answered(tmp_path) -> None:
-    """A question on a covered topic whose asked-for detail the article never states is not answered as if
-    it were (`uncertain`, saying what is missing); the same wording about a stated detail is answered."""
-    from citewise import api
+def northwind_home(tmp_path: Path, extra: dict[str, str] | None = None, fields: bool = False) -> Path:
+    """A one-article KB (a loan article with a fee and a term; with `fields`, a record keeper and a required
+    field too), plus `extra` files."""
     from citewise.kb.ingest import ingest
 
     src = tmp_path / "kb"
     src.mkdir()
     (src / "loan.md").write_text(
-        "---\nid: northwind-loan\ntitle: Northwind savings plan loans\ntopic: loan\n---\n"
+        "---\nid: northwind-loan\ntitle: Northwind savings plan loans\n"
+        + ("record_keeper: Northwind\n" if fields else "") + "topic: loan\n---\n"
         "## Business rules\n- Loan setup fee: $75, taken from the loan amount.\n"
         "- Loans are repaid by payroll deduction over 1 to 5 years.\n- One loan may be outstanding at a time.\n"
+        + ("## Required data\n- Vested balance (currency, required, plan): The vested balance. Why: caps the loan.\n"
+           if fields else "") +
         "## Steps\n1. Sign in to the Northwind portal and open Loans.\n2. Choose the amount and the term.\n")
+    for name, text in (extra or {}).items():
+        (src / name).write_text(text)
     ingest([src], tmp_path / "home", progress=False)
-    stated = api.ask("How much does Northwind charge to set up a savings plan loan?", home=tmp_path / "home")
+    return tmp_path / "home"
+
+
+def test_through_the_engine_an_unstated_detail_is_uncertain_and_a_stated_one_answered(tmp_path) -> None:
+    """A question on a covered topic whose asked-for detail the article never states is not answered as if
+    it were (`uncertain`, saying what is missing); the same wording about a stated detail is answered."""
+    from citewise import api
+
+    home = northwind_home(tmp_path)
+
+    def ask(question: str) -> dict:
+        # Confidence routing off: under test is whether the answer states what is asked. (On a one-article
+        # KB every term's IDF is degenerate and confidence reads low: 0.62 for the stated fee, under 0.64.)
+        return api.ask(question, home=home, confidence_threshold=0.0)
+
+    stated = ask("How much does Northwind charge to set up a savings plan loan?")
     assert stated["decision"] in ("can_proceed", "needs_data") and "$75" in stated["response"]["text"]
-    unstated = api.ask("What percentage interest rate does a Northwind savings plan loan charge?",
-                       home=tmp_path / "home")
+    unstated = ask("What percentage interest rate does a Northwind savings plan loan charge?")
     assert unstated["decision"] == "uncertain", unstated["decision"]
     assert "percentage" in unstated["response"]["text"]
-    year = api.ask("What will the Northwind savings plan loan setup fee be in 2031?", home=tmp_path / "home")
+    year = ask("What will the Northwind savings plan loan setup fee be in 2031?")
     assert year["decision"] == "uncertain" and "2031" in year["response"]["text"]
     # a date the question gives (when something happens) is not a year the KB must state anything for
-    dated = api.ask("I start a new job on 14 September 2031. How much does Northwind charge to set up a savings "
-                    "plan loan?", home=tmp_path / "home")
+    dated = ask("I start a new job on 14 September 2031. How much does Northwind charge to set up a savings plan "
+                "loan?")
     assert dated["decision"] in ("can_proceed", "needs_data"), dated["response"]["text"]
     # ... but a date in the asking sentence is the year asked about: the fee on 1 January 2031 is not today's
-    dated_fee = api.ask("What will the Northwind savings plan loan setup fee be on 1 January 2031?",
-                        home=tmp_path / "home")
+    dated_fee = ask("What will the Northwind savings plan loan setup fee be on 1 January 2031?")
     assert dated_fee["decision"] == "uncertain" and "2031" in dated_fee["response"]["text"]
     assert question_years("Our baby is due on 14 September 2026. How much leave can I take?") == set()
     assert question_years("I turned 50 in 2024. What is the limit?") == set()
@@ -122,22 +141,12 @@ def test_a_plain_document_that_leads_the_search_answers_alone(tmp_path) -> None:
     """In a KB that mixes articles and plain documents, a question the search answers from a plain guide
     is not handed to the nearest article (whose fields and critical chunks would crowd the guide out)."""
     from citewise import api
-    from citewise.kb.ingest import ingest
 
-    src = tmp_path / "kb"
-    src.mkdir()
-    (src / "loan.md").write_text(
-        "---\nid: northwind-loan\ntitle: Northwind savings plan loans\nrecord_keeper: Northwind\ntopic: loan\n---\n"
-        "## Business rules\n- Loan setup fee: $75, taken from the loan amount.\n"
-        "- Loans are repaid by payroll deduction over 1 to 5 years.\n"
-        "## Required data\n- Vested balance (currency, required, plan): The vested balance. Why: caps the loan.\n"
-        "## Steps\n1. Sign in to the Northwind portal and open Loans.\n2. Choose the amount and the term.\n")
-    (src / "portal-guide.md").write_text(
+    northwind_home(tmp_path, {"portal-guide.md": (
         "# Using the Northwind portal app\n\n## How often balances refresh\n\n"
         "The portal app refreshes account balances every 4 hours from the recordkeeping system.\n\n"
         "## Signing in\n\nThe portal app signs you in with a one-time code sent by text message.\n\n"
-        "## Notifications\n\nThe portal app sends a notification when a balance refresh fails.\n")
-    ingest([src], tmp_path / "home", progress=False)
+        "## Notifications\n\nThe portal app sends a notification when a balance refresh fails.\n")}, fields=True)
     guide = api.ask("How often does the portal app refresh my balances?", home=tmp_path / "home")
     assert guide["decision"] == "can_proceed" and guide["article_reference"] is None
     assert "every 4 hours" in guide["response"]["text"]
