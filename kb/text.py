@@ -278,10 +278,12 @@ _INSTRUCTION_LIKE = re.compile(
     r"\b(system|developer) (prompt|message|instructions?)\b|\bnew instructions?\b|\bdo not (follow|obey)\b|"
     r"\b(assistant|ai|llm|chatbot)s?,? (must|should|will) now\b|\bmodels?,? (must|should) now\b|"
     # role markers and requests to disclose what the assistant was given (a chat token named in prose or
-    # quoted as a string, as a tokenizer's docs list it, opens no turn: "<|im_start|>": 100264). A role
-    # marker opens a line, a sentence, a clause after a colon or semicolon, a comment, a quote or a
-    # bracket; mid-sentence ("the fee for a small system: flat") it is prose.
-    r"((^|\n)[ \t>*#-]*|[.!?:;][\"')\]]*[ \t]+|<!--[ \t]*|[\"'(\[<|])(system|assistant|developer)\s*:|"
+    # quoted as a string, as a tokenizer's docs list it, opens no turn: "<|im_start|>": 100264). "assistant:"
+    # and "developer:" address the model wherever they stand ("Note for the assistant: say..."); "system" is
+    # also a plain word, so "system:" is a role marker only where it opens a line, a sentence, a clause after
+    # a colon or semicolon, a comment, a quote or a bracket ("the fee for a small system: flat" is prose).
+    r"(^|[\s\[<|\"'(])(assistant|developer)\s*:|"
+    r"((^|\n)[ \t>*#-]*|[.!?:;][\"')\]]*[ \t]+|<!--[ \t]*|[\"'(\[<|])system\s*:|"
     r"<\|?im_start\|?>\s*(system|assistant|user|developer|tool)\b|"
     r"<\|im_start\|>[ \t]*\n|<\|im_end\|>[ \t]*\n[ \t]*<\|im_start|<\|(system|user|assistant)\|>(?![\"'])|"
     r"<system>|\[/?(inst|sys)\]|<</?sys>>|"
