@@ -15,7 +15,6 @@ import json
 import sqlite3
 import threading
 import uuid
-from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -239,7 +238,9 @@ def resume(thread_id: str, values: dict[str, Any], *, home: str | Path | None = 
     values = as_mapping(values, "resume values")
     if values is None:
         raise InputError("resume values must be an object of field -> value")
-    values = {k: v.isoformat() if isinstance(v, date) else v for k, v in values.items()}  # as in collected_data
+    from .engine.inquiry import iso_dates
+
+    values = iso_dates(values)  # as collected_data
     for key, value in values.items():
         if not isinstance(key, str) or (value is not None and not isinstance(value, str | int | float | bool)):
             raise InputError(f"resume values must map field names to a string, number, boolean or date (got {key!r})")

@@ -66,6 +66,12 @@ def minimum_max_tokens(ctx: Context) -> int:
     return max(64, math.ceil(minimum_context_tokens() / ctx.context_share))
 
 
+def iso_dates(values: Mapping[str, Any]) -> dict[str, Any]:
+    """Field values with date objects (a Python caller's, or YAML's unquoted 2024-03-15) as ISO text, so
+    that what is validated and kept in state is JSON."""
+    return {k: v.isoformat() if isinstance(v, date) else v for k, v in values.items()}
+
+
 def validate(raw: Mapping[str, Any], ctx: Context) -> Inquiry:
     """Normalised inputs, or InputError naming the field and the rule."""
     question = raw.get("question")
@@ -83,8 +89,7 @@ def validate(raw: Mapping[str, Any], ctx: Context) -> Inquiry:
         raise InputError("collected_data must be an object of field -> value")
     if len(collected) > MAX_COLLECTED:
         raise InputError(f"collected_data has more than {MAX_COLLECTED} fields")
-    # A date object (a Python caller's, or YAML's unquoted 2024-03-15) is its ISO text: state stays JSON.
-    collected = {k: v.isoformat() if isinstance(v, date) else v for k, v in collected.items()}
+    collected = iso_dates(collected)
     for key, value in collected.items():
         if not isinstance(key, str) or not key.strip() or len(key) > 100:
             raise InputError("collected_data keys must be non-empty strings of at most 100 characters")
