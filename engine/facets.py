@@ -129,14 +129,19 @@ def name_case_fn(kb: Any, sample: int = 50) -> Callable[[str], float]:
 
 
 def facet_filter(detected: dict[str, list[str]], caller: dict[str, Any]) -> dict[str, Any]:
-    """Detected facets as filter clauses, skipping any facet the caller already constrained."""
+    """Detected facets as filter clauses, skipping any facet the caller already constrained.
+
+    A document without the facet (a plain guide, a policy PDF, a transcript: no front matter) is about
+    no one value in particular, so a question that names one still reaches it; a caller's own filter
+    stays strict."""
     mentioned = filter_keys(caller)
-    clauses: dict[str, Any] = {}
+    clauses: list[dict[str, Any]] = []
     for facet, values in detected.items():
         if facet in mentioned or not values:
             continue
-        clauses[facet] = values[0] if len(values) == 1 else {"$in": values}
-    return clauses
+        match = values[0] if len(values) == 1 else {"$in": values}
+        clauses.append({"$or": [{facet: match}, {facet: {"$exists": False}}]})
+    return combine_filters(*clauses)
 
 
 def combine_filters(*filters: dict[str, Any]) -> dict[str, Any]:

@@ -151,5 +151,9 @@ def test_a_plain_document_that_leads_the_search_answers_alone(tmp_path) -> None:
     assert guide["decision"] == "can_proceed" and guide["article_reference"] is None
     assert "every 4 hours" in guide["response"]["text"]
     assert {c["chunk_id"].split("#")[0] for c in guide["citations"]} == {"portal-guide.md"}
+    # naming the record keeper and the topic (facets the guide, without front matter, does not carry) still
+    # reaches it, though the loan article is relevant enough that the facets are not relaxed
+    named = api.ask("How does the Northwind loan portal sign me in?", home=tmp_path / "home")
+    assert "one-time code" in named["response"]["text"], named["response"]["text"]
     loan = api.ask("What is the Northwind loan setup fee?", home=tmp_path / "home")
     assert loan["article_reference"]["article_id"] == "northwind-loan" and "$75" in loan["response"]["text"]
