@@ -139,9 +139,13 @@ def facet_filter(detected: dict[str, list[str]], caller: dict[str, Any]) -> dict
     for facet, values in detected.items():
         if facet in mentioned or not values:
             continue
-        match = values[0] if len(values) == 1 else {"$in": values}
-        clauses.append({"$or": [{facet: match}, {facet: {"$exists": False}}]})
+        clauses.append(facet_clause(facet, values[0] if len(values) == 1 else {"$in": values}))
     return combine_filters(*clauses)
+
+
+def facet_clause(facet: str, match: Any) -> dict[str, Any]:
+    """A facet named by the question or given as data: documents with that value, or without the facet."""
+    return {"$or": [{facet: match}, {facet: {"$exists": False}}]}
 
 
 def combine_filters(*filters: dict[str, Any]) -> dict[str, Any]:

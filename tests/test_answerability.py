@@ -155,5 +155,9 @@ def test_a_plain_document_that_leads_the_search_answers_alone(tmp_path) -> None:
     # reaches it, though the loan article is relevant enough that the facets are not relaxed
     named = api.ask("How does the Northwind loan portal sign me in?", home=tmp_path / "home")
     assert "one-time code" in named["response"]["text"], named["response"]["text"]
+    # ... and so does a question whose record keeper was given as collected data
+    given = api.ask("How does the loan portal sign me in?", home=tmp_path / "home",
+                    collected_data={"record_keeper": "Northwind"})
+    assert "one-time code" in given["response"]["text"], given["response"]["text"]
     loan = api.ask("What is the Northwind loan setup fee?", home=tmp_path / "home")
     assert loan["article_reference"]["article_id"] == "northwind-loan" and "$75" in loan["response"]["text"]
