@@ -80,6 +80,12 @@ def collect(split: str, tmp: Path) -> list[dict[str, Any]]:
     return rows
 
 
+def scored(rows: list[dict[str, Any]], weights: dict[str, float], bias: float) -> tuple[list[float], list[int]]:
+    """Confidence and pass/fail of the answers the threshold routes (what AUROC and ECE are computed on)."""
+    answered = [r for r in rows if routed(r)]
+    return [confidence(r["features"], weights, bias) for r in answered], [int(r["pass"]) for r in answered]
+
+
 def _xy(rows: list[dict[str, Any]], features: tuple[str, ...]) -> tuple[list[list[float]], list[int]]:
     answered = [r for r in rows if routed(r)]
     return [[r["features"][f] for f in features] for r in answered], [int(r["pass"]) for r in answered]
@@ -217,11 +223,9 @@ def report(split: str = "test", plot_dir: Path | None = None) -> dict[str, Any]:
 
     with tempfile.TemporaryDirectory(prefix="citewise-calibrate-") as tmp:
         rows = collect(split, Path(tmp))
-    answered = [r for r in rows if routed(r)]
-    scores = [confidence(r["features"], CONFIDENCE_WEIGHTS, CONFIDENCE_BIAS) for r in answered]
-    labels = [int(r["pass"]) for r in answered]
+    scores, labels = scored(rows, CONFIDENCE_WEIGHTS, CONFIDENCE_BIAS)
     threshold = Context().confidence_threshold
-    out = {"split": split, "answers": len(answered), "auroc": auroc(scores, labels), "ece": ece(scores, labels),
+    out = {"split": split, "answers": len(scores), "auroc": auroc(scores, labels), "ece": ece(scores, labels),
            "threshold": threshold, **rates(rows, threshold, CONFIDENCE_WEIGHTS, CONFIDENCE_BIAS)}
     if plot_dir is not None:
         out["plots"] = plots(scores, labels, plot_dir)
@@ -247,9 +251,7 @@ def main(argv: list[str] | None = None) -> int:
         fitted = fit(rows)
         fitted["threshold"] = choose_threshold(rows, fitted["weights"], fitted["bias"])
         fitted["dev_rates"] = rates(rows, fitted["threshold"], fitted["weights"], fitted["bias"])
-        scores = [confidence(r["features"], fitted["weights"], fitted["bias"]) for r in rows
-                  if routed(r)]
-        labels = [int(r["pass"]) for r in rows if routed(r)]
+        scores, labels = scored(rows, fitted["weights"], fitted["bias"])
         fitted["dev_auroc"], fitted["dev_ece"] = auroc(scores, labels), ece(scores, labels)
         out = fitted
     else:
