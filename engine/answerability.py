@@ -90,6 +90,30 @@ def question_type(question: str) -> str:
     return "other"
 
 
+# "How many *hours*": a sentence giving a number of that unit answers more exactly than any other time.
+_ASKED_UNIT = re.compile(r"\bhow many (business |calendar |working )?(hour|day|week|month|year|minute)s?\b",
+                         re.IGNORECASE)
+# "How long do I have to...", "when is it due": a limit set on the asker, not how long something takes.
+_DEADLINE_QUESTION = re.compile(
+    r"\bhow (long|much time|many days) (do|does|did|will|would) (i|we|you|they|he|she|the \w+) (have|get)\b|"
+    r"\bdeadline\b|\bby when\b|\bdue\b|\blast day (to|for)\b|\bhow (late|soon) (can|must|should|do)\b",
+    re.IGNORECASE)
+_DEADLINE_SENTENCE = re.compile(
+    r"\b(due|deadline|no later than|last (day|date)|expires?|must be (filed|submitted|received|made|returned|"
+    r"reported|requested|sent|postmarked)|at the latest)\b", re.IGNORECASE)
+
+
+def exact_match(question: str, sentence: str) -> bool:
+    """Whether the sentence gives what the question asks for in its own terms: a number of the unit asked
+    ("how many hours" -> "480 hours") or, for a deadline question, a limit ("due within 30 days") rather
+    than a processing time ("processed within 10 days")."""
+    unit = _ASKED_UNIT.search(question)
+    if unit and re.search(rf"\b\d[\d,.]*\s*(-|to)?\s*({unit.group(1) or ''})?{unit.group(2)}s?\b", sentence,
+                          re.IGNORECASE):
+        return True
+    return bool(_DEADLINE_QUESTION.search(question) and _DEADLINE_SENTENCE.search(sentence))
+
+
 def sentence_types(text: str) -> set[str]:
     return {t for t, p in SENTENCE_TYPES.items() if p.search(text)}
 

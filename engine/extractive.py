@@ -3,7 +3,8 @@
 Nothing is written that is not in the context, so every item is a verbatim, cited extract:
 answer components are the context sentences most relevant to the question (0.45 x term overlap,
 terms weighted by IDF and by how well they discriminate within the context, + 0.45 x dense
-similarity to the question, + small priors for retrieval score and the matched article), steps are
+similarity to the question, + a bonus for a sentence of the type asked, more in the question's own unit
+or, for a deadline question, giving a limit, + small priors for retrieval score and the matched article), steps are
 the list items of a `steps` chunk, warnings are the articles' `Always:` rules plus warning-like
 sentences.
 """
@@ -26,7 +27,7 @@ from ..kb.text import (
     term_set,
     terms,
 )
-from .answerability import ACCEPTS, question_type, sentence_types
+from .answerability import ACCEPTS, exact_match, question_type, sentence_types
 from .records import ContextChunk, Draft, Section
 from .verify import ANSWER_SOURCES, always_warning, cite, never_say_for, strip_citations
 
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
 ANSWER_TYPES = ANSWER_SOURCES - {"steps"}  # steps are listed as steps, not as answer components
 MAX_COMPONENTS, MAX_STEPS, MAX_WARNINGS = 4, 12, 5
 TYPE_BONUS = 0.20  # chosen on the dev split of the eval sets
+EXACT_BONUS = 0.15  # a sentence in the question's own terms (its unit, a deadline); chosen on dev
 SOURCE_MARGIN = 0.15  # how much better another document's best sentence must be (chosen on dev)
 _WARNING_CUES = re.compile(
     r"\b(penalt(y|ies)|deadline|must|cannot|can't|may not|do not|don't|never|irrevocabl\w*|withh[oe]ld\w*|"
@@ -110,6 +112,8 @@ class ExtractiveGenerator:
             # A sentence of the kind the question asks for (an amount, a date, a duration...) answers it;
             # a sentence that merely shares the topic does not.
             typed = TYPE_BONUS if accepted and sentence_types(output) & accepted else 0.0
+            if typed and exact_match(request.question, output):
+                typed += EXACT_BONUS
             prior = 0.15 * (float(c.score) - low) / spread + (0.10 if c.doc_id == request.article_id else 0.0)
             scored.append((0.45 * lexical + 0.45 * dense + typed + prior, order, output, c))
         scored.sort(key=lambda x: (-x[0], x[1]))

@@ -161,3 +161,32 @@ def test_a_plain_document_that_leads_the_search_answers_alone(tmp_path) -> None:
     assert "one-time code" in given["response"]["text"], given["response"]["text"]
     loan = api.ask("What is the Northwind loan setup fee?", home=tmp_path / "home")
     assert loan["article_reference"]["article_id"] == "northwind-loan" and "$75" in loan["response"]["text"]
+
+
+def test_a_sentence_in_the_question_s_own_terms_matches_exactly() -> None:
+    """"How many hours" is answered by a number of hours, "how long do I have to" by a limit on the asker
+    (due, deadline), not by how long the office takes."""
+    from citewise.engine.answerability import exact_match
+
+    assert exact_match("How many hours of leave do I get?", "A full-time employee has 480 hours.")
+    assert exact_match("How many business days does it take?", "It takes 3 business days.")
+    assert not exact_match("How many hours of leave do I get?", "Report each absence within 2 business days.")
+    deadline = "How long do I have to turn in my documents?"
+    assert exact_match(deadline, "Documents are due within 30 calendar days of the request.")
+    assert not exact_match(deadline, "The office processes documents within 10 business days.")
+    assert exact_match("When is my appeal due?", "Her appeal is due by June 23, 2026.")
+    assert not exact_match("How long does processing take?", "Documents are due within 30 days.")
+
+
+def test_the_answer_leads_with_the_limit_a_deadline_question_asks_for() -> None:
+    """Both sentences are durations about the documents; the asker's limit answers "how long do I have"."""
+    from citewise.engine.extractive import ExtractiveGenerator
+    from citewise.engine.generate import AnswerRequest
+    from citewise.engine.records import ContextChunk
+
+    text = ("The office processes submitted documents within 10 business days after all documents are "
+            "received.\n\nDocuments are due within 30 calendar days of the request.")
+    chunks = [ContextChunk("C1", "v#0", "v", "Verification", "business_rules", "high", text)]
+    draft = ExtractiveGenerator().generate(AnswerRequest("How long do I have to submit my documents?", "", chunks,
+                                                         "v", {}))
+    assert draft.sections[0].answer_components[0].startswith("Documents are due within 30 calendar days")
