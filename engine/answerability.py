@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 
 from ..kb.text import STOPWORDS, stem, terms, words
+from .facets import is_universal
 
 # Question types by wording; the first match wins (most specific first).
 QUESTION_TYPES: list[tuple[str, re.Pattern[str]]] = [(t, re.compile(p, re.IGNORECASE)) for t, p in (
@@ -221,6 +222,8 @@ def unnamed_facets(detected: dict[str, list[str]], article_metadata: dict[str, o
             continue
         have = article_metadata.get(facet)
         have_values = have if isinstance(have, list) else [have]
+        if any(is_universal(v) for v in have_values if v is not None):
+            continue  # "plan_type: all aid" carries whichever plan type the question names
         if not set(values) & {str(v) for v in have_values if v is not None}:
             missing.append(f"anything for {' or '.join(values)}")
     return missing

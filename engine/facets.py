@@ -23,6 +23,8 @@ FUNCTION_WORDS = frozenset(words(
 # A word of a name is written capitalised at least this often in the KB's text. Set as a rule (rule (d)'s own
 # 0.8), not tuned: no dev question of the eval sets changes outcome between 0.6 and 0.95.
 NAME_CASE_SHARE = 0.8
+# The first word of a facet value that covers every value of its facet ("all aid", "any plan type").
+UNIVERSAL_WORDS = frozenset({"all", "any", "every"})
 
 
 def _contains_seq(haystack: list[str], needle: list[str]) -> bool:
@@ -128,24 +130,47 @@ def name_case_fn(kb: Any, sample: int = 50) -> Callable[[str], float]:
     return share
 
 
-def facet_filter(detected: dict[str, list[str]], caller: dict[str, Any]) -> dict[str, Any]:
+def facet_filter(detected: dict[str, list[str]], caller: dict[str, Any],
+                 known: dict[str, list[str]] | None = None) -> dict[str, Any]:
     """Detected facets as filter clauses, skipping any facet the caller already constrained.
 
     A document without the facet (a plain guide, a policy PDF, a transcript: no front matter) is about
-    no one value in particular, so a question that names one still reaches it; a caller's own filter
-    stays strict."""
+    no one value in particular, and one whose value says "all" (`plan_type: all aid`) is about every
+    value, so a question that names one still reaches both; a caller's own filter stays strict.
+    `known` is the KB's values per facet, where the universal ones are found."""
     mentioned = filter_keys(caller)
     clauses: list[dict[str, Any]] = []
     for facet, values in detected.items():
         if facet in mentioned or not values:
             continue
-        clauses.append(facet_clause(facet, values[0] if len(values) == 1 else {"$in": values}))
+        clauses.append(facet_clause(facet, values[0] if len(values) == 1 else {"$in": values},
+                                    universal_values((known or {}).get(facet, []))))
     return combine_filters(*clauses)
 
 
-def facet_clause(facet: str, match: Any) -> dict[str, Any]:
-    """A facet named by the question or given as data: documents with that value, or without the facet."""
-    return {"$or": [{facet: match}, {facet: {"$exists": False}}]}
+def facet_clause(facet: str, match: Any, universal: list[str] | None = None) -> dict[str, Any]:
+    """A facet named by the question or given as data: documents with that value, with a value that
+    covers every value (`universal`), or without the facet."""
+    clauses: list[dict[str, Any]] = [{facet: match}, {facet: {"$exists": False}}]
+    if universal:
+        clauses.append({facet: {"$in": universal}})
+    return {"$or": clauses}
+
+
+def is_universal(value: object) -> bool:
+    """A facet value that names no one value but all of them ("all aid", "any plan", "All"): the article
+    applies whichever value a question names. A name that starts with such a word ("All Points
+    Retirement", every word capitalised) is a name, not "all"."""
+    text = str(value).replace("_", " ")
+    found = words(text)
+    if not found or found[0] not in UNIVERSAL_WORDS:
+        return False
+    written = text.split()
+    return len(written) == 1 or not all(w[:1].isupper() for w in written)
+
+
+def universal_values(values: Iterable[object]) -> list[str]:
+    return [str(v) for v in values if is_universal(v)]
 
 
 def combine_filters(*filters: dict[str, Any]) -> dict[str, Any]:

@@ -148,5 +148,5 @@ def understand(kb: KnowledgeBase, ctx: Context, raw: Mapping[str, Any], access: 
     if ctx.detect_facets:
         detected = kb.facet_detector.detect(" ".join([inquiry.question, *inquiry.expansions]))
         inquiry.detected_facets = visible_facets(kb, inquiry.access, detected)
-    inquiry.facet_filters = facet_filter(inquiry.detected_facets, inquiry.filters)
+    inquiry.facet_filters = facet_filter(inquiry.detected_facets, inquiry.filters, kb.facets)
     return inquiry

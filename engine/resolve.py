@@ -20,7 +20,7 @@ from ..kb.text import display_text
 from ..llm.chat import ModelClock
 from ..retrieval.snapshot import KnowledgeBase
 from .access import visible_facets
-from .facets import combine_filters, facet_clause, filter_keys
+from .facets import combine_filters, facet_clause, filter_keys, universal_values
 from .privacy import SENSITIVE_PLACEHOLDER, masked
 from .records import ArticleCandidate, FieldSpec, Inquiry, Resolution
 from .search import search
@@ -38,7 +38,8 @@ def resolve(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, collected: dict[s
     """The governing article (or tied parallel articles), its fields, and what is missing or invalid."""
     collected = dict(inquiry.collected_data if collected is None else collected)
     chosen, bad_facets = chosen_facets(kb, collected, inquiry.access)
-    facet_filters = combine_filters(inquiry.facet_filters, *(facet_clause(f, v) for f, v in chosen.items()))
+    facet_filters = combine_filters(inquiry.facet_filters, *(facet_clause(f, v, universal_values(kb.facets.get(f, [])))
+                                                            for f, v in chosen.items()))
     # One model call per question reranks the context (in retrieval); ranking articles stays heuristic.
     strategy = "heuristic" if ctx.reranker == "llm" else ctx.reranker
     rule_hits = search(kb, ctx, inquiry, facet_filters=facet_filters, k=SEARCH_DEPTH, strategy=strategy,

@@ -246,3 +246,41 @@ def test_personal_data_in_the_question_is_never_echoed(kb_home: Path) -> None:
     assert "6789" not in dumped and "example.com" not in dumped and "jo@" not in dumped
     out = run(kb_home, "My SSN is 123-45-6789. How do I roll over my Acme 401(k)?")
     assert "6789" not in __import__("json").dumps(out)
+
+
+def test_a_facet_value_of_all_covers_whichever_value_a_question_names(tmp_path: Path) -> None:
+    """`plan_type: all aid` applies to grants too: "my Pell Grant" pins plan type "grant" but still reaches
+    the all-aid article (and the answer is not sent to `uncertain` for lacking "grant")."""
+    from citewise import api
+    from citewise.engine.facets import is_universal
+    from citewise.kb.ingest import ingest
+
+    assert is_universal("all aid") and is_universal("Any plan") and is_universal("All") and is_universal("every_plan")
+    assert not is_universal("All Points Retirement") and not is_universal("grant") and not is_universal("Allstate")
+    from citewise.engine.answerability import unnamed_facets  # (consulted when a search had to relax facets)
+
+    assert unnamed_facets({"plan_type": ["grant"]}, {"plan_type": "all aid"}) == []
+    assert unnamed_facets({"plan_type": ["grant"]}, {"plan_type": "loan"}) == ["anything for grant"]
+    src = tmp_path / "kb"
+    src.mkdir()
+    head = "---\nid: {id}\ntitle: {title}\nrecord_keeper: Larkspur\nplan_type: {plan}\ntopic: {topic}\n---\n"
+    (src / "drop.md").write_text(
+        head.format(id="drop-classes", title="Dropping classes and your aid", plan="all aid", topic="enrollment")
+        + "## Business rules\n- Pell Grant is prorated by credits at the census date: 9 credits pays 75%.\n"
+        "- Dropping below 6 credits cancels Direct Loans.\n")
+    (src / "appeal.md").write_text(
+        head.format(id="income-appeal", title="Income change appeal", plan="grant", topic="appeal")
+        + "## Business rules\n- An income appeal may raise a Pell Grant when family income fell by 10% or more.\n"
+        "- What happens to the Pell Grant after an appeal: it is recalculated for the credits you take.\n"
+        "- Appeals are decided within 20 business days.\n")
+    (src / "loan.md").write_text(
+        head.format(id="loan-counseling", title="Loan entrance counseling", plan="loan", topic="loan")
+        + "## Business rules\n- Entrance counseling takes about 30 minutes online.\n")
+    ingest([src], tmp_path / "home", progress=False)
+    out = api.ask("I'm dropping to 9 credits. What happens to my Pell Grant?", home=tmp_path / "home",
+                  confidence_threshold=0.0)
+    assert out["metadata"]["facets_detected"]["plan_type"] == ["grant"]
+    assert out["article_reference"]["article_id"] == "drop-classes", out["article_reference"]
+    assert out["decision"] != "uncertain" and "75%" in out["response"]["text"], out["response"]["text"]
+    # a plan type the question names stays a filter: the loan article is not reached
+    assert "loan-counseling" not in {c["chunk_id"].split("#")[0] for c in out["citations"]}
