@@ -14,7 +14,17 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import IngestError
-from .articles import CONTENT, SECTION_KINDS, Document, Section, Unit, parse_beir_line, parse_markdown, section_kind
+from .articles import (
+    CONTENT,
+    SECTION_KINDS,
+    Document,
+    Section,
+    Unit,
+    parse_beir_line,
+    parse_markdown,
+    quarantine_reason,
+    section_kind,
+)
 from .convert import LEGACY, SUFFIXES, Converted
 from .convert.transcript import is_transcript
 from .convert.types import decode
@@ -183,6 +193,8 @@ def converted_document(result: Converted, source: SourceFile, digest: str,
         value = result.metadata.get(key)
         if value:
             metadata[key] = value
+    # A web page, slide deck or memo that addresses the assistant is as compromised as an article that does.
+    read = "\n".join([result.title, *(b.text for b in result.blocks), *(str(v) for v in metadata.values())])
     return Document(doc_id=source.relative, title=result.title, metadata=metadata, sections=sections,
                     source=str(source.path), content_hash=digest, structured=False,
-                    source_type=result.source_type)
+                    source_type=result.source_type, quarantine=quarantine_reason(read))
