@@ -48,7 +48,9 @@ def resolve(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, collected: dict[s
     structured = {d for d, info in kb.docs.items() if info.structured}
     ranked = rank_articles([rule_hits.hits, full.hits], structured,
                            orders=[article_similarity(kb, inquiry.question, rule_hits.hits + full.hits, structured)])
-    governs = bool(ranked) and not plain_document_leads(full.hits, structured)
+    # Which data to collect, or a checklist, comes from an article's sections: a plain guide that leads the
+    # search answers a question about itself, never one of those.
+    governs = bool(ranked) and (inquiry.mode != "answer" or not plain_document_leads(full.hits, structured))
     out = Resolution(covered=governs and full.relevance.score >= ctx.relevance_threshold,
                      relevance=full.relevance, candidates=ranked, filters=full.filters, relaxed=full.relaxed,
                      facet_filters=facet_filters, collected=collected)

@@ -190,3 +190,30 @@ def test_the_answer_leads_with_the_limit_a_deadline_question_asks_for() -> None:
     draft = ExtractiveGenerator().generate(AnswerRequest("How long do I have to submit my documents?", "", chunks,
                                                          "v", {}))
     assert draft.sections[0].answer_components[0].startswith("Documents are due within 30 calendar days")
+
+
+def test_which_data_to_collect_comes_from_an_article_even_when_a_guide_leads_the_search(tmp_path) -> None:
+    """A how-to guide about the same task can take the search's first hits; the fields to collect are
+    still the article's (a plain guide has none), so required_data is not reported out of scope."""
+    from citewise import api
+
+    guide = "# Taking a loan in the Northwind portal app\n\n" + "\n\n".join(
+        f"## Loan screen {i}\n\nIn the Northwind portal app, the loan screen {i} shows the loan you are taking "
+        f"and the information you give for it." for i in range(1, 6))
+    home = northwind_home(tmp_path, {"loan-app-guide.md": guide}, fields=True)
+    question = "What information do I need to give to take a loan in the Northwind portal app?"
+    from citewise.config import Context
+    from citewise.engine.access import UNRESTRICTED
+    from citewise.engine.inquiry import understand
+    from citewise.engine.pipeline import open_snapshot
+    from citewise.engine.resolve import plain_document_leads  # the premise: the guide leads the search
+    from citewise.engine.search import search
+
+    kb = open_snapshot(Context(home=str(home)))
+    hits = search(kb, Context(home=str(home)), understand(kb, Context(home=str(home)), {"question": question},
+                                                           UNRESTRICTED)).hits
+    assert plain_document_leads(hits, {d for d, info in kb.docs.items() if info.structured})
+    out = api.required_data(question, home=home)
+    assert out["article_reference"]["article_id"] == "northwind-loan"
+    assert [f["key"] for f in out["required_fields"]["plan_data"] + out["required_fields"]["participant_data"]] == [
+        "vested_balance"]
