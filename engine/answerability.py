@@ -198,11 +198,23 @@ def asking_part(question: str) -> str:
     return " ".join(asking) if asking else question
 
 
+# A calendar day: "May 12, 2026", "12 May 2026", "2026-05-12", "5/12/2026".
+_FULL_DATE = re.compile(r"\b(" + _MONTH + r"\s+\d{1,2}(st|nd|rd|th)?,?\s+|\d{1,2}(st|nd|rd|th)?\s+(of\s+)?" + _MONTH
+                        + r",?\s+)(19|20)\d\d\b|\b(19|20)\d\d-\d\d-\d\d\b|\b\d{1,2}/\d{1,2}/(19|20)\d\d\b",
+                        re.IGNORECASE)
+EVENT_QUESTIONS = {"yesno", "procedure", "party"}  # they ask whether, how or who, not for a figure of a period
+
+
 def question_years(question: str) -> set[str]:
     """The years a question asks about: those of its asking sentences, dates included ("the fee in
     January 2031", "the limit as of 1/1/2026"), not those of the sentences that set the scene ("I turned 50
-    in 2024.", "The baby is due on 14 September 2026.")."""
-    return years(asking_part(question))
+    in 2024.", "The baby is due on 14 September 2026."). In a question that asks whether, how or who, a
+    calendar day is when something happens to the asker ("Can they pay the vet directly for my surgery on
+    May 12, 2026?"), not a period the knowledge base must state a rule for."""
+    asking = asking_part(question)
+    if question_type(question) in EVENT_QUESTIONS:
+        asking = _FULL_DATE.sub(" ", asking)
+    return years(asking)
 
 
 def figure_years(claims: list[str]) -> set[str]:

@@ -89,6 +89,12 @@ def test_through_the_engine_an_unstated_detail_is_uncertain_and_a_stated_one_ans
     assert question_years("Our baby is due on 14 September 2026. How much leave can I take?") == set()
     assert question_years("I turned 50 in 2024. What is the limit?") == set()
     assert question_years("What is the fee in January 2031, or as of 1/1/2032?") == {"2031", "2032"}
+    # a calendar day in a question asking whether/how/who is when something happens, not a period asked about
+    assert question_years("Can they pay the clinic directly for my surgery on May 12, 2026?") == set()
+    assert question_years("How do I file a claim for the 2026-05-12 visit?") == set()
+    assert question_years("Can I take a hardship withdrawal in 2031?") == {"2031"}  # a year: the period asked
+    dated_yes_no = ask("Can I take a Northwind savings plan loan on 14 September 2031?")
+    assert dated_yes_no["decision"] in ("can_proceed", "needs_data"), dated_yes_no["response"]["text"]
 
 
 def test_a_money_word_is_the_subject_when_nothing_else_is_left() -> None:
