@@ -94,7 +94,9 @@ class FacetDetector:
 
 
 def term_precision_fn(kb: Any) -> Callable[[str, str, str], float]:
-    """precision(stem, facet, value): share of the chunks containing the term that carry the value."""
+    """precision(stem, facet, value): share of the chunks containing the term that carry the value, among
+    those that carry the facet at all. A plain document (no front matter) is about no value in
+    particular: its many "Meadowlark"s do not make the brand word less telling of Meadowlark's articles."""
     cache: dict[tuple[str, str, str], float] = {}
 
     def precision(term: str, facet: str, value: str) -> float:
@@ -102,6 +104,9 @@ def term_precision_fn(kb: Any) -> Callable[[str, str, str], float]:
         if key not in cache:
             rows = kb.bm25.rows_containing(term)
             mask = kb.meta.mask({facet: value})
+            has = kb.meta.mask({facet: {"$exists": True}})
+            if has is not None and rows.size:
+                rows = rows[has[rows]]
             cache[key] = float(np.mean(mask[rows])) if rows.size and mask is not None else 0.0
         return cache[key]
 

@@ -284,3 +284,28 @@ def test_a_facet_value_of_all_covers_whichever_value_a_question_names(tmp_path: 
     assert out["decision"] != "uncertain" and "75%" in out["response"]["text"], out["response"]["text"]
     # a plan type the question names stays a filter: the loan article is not reached
     assert "loan-counseling" not in {c["chunk_id"].split("#")[0] for c in out["citations"]}
+
+
+def test_plain_documents_do_not_dilute_a_brand_word() -> None:
+    """Half the chunks saying "Meadowlark" are a plain FAQ page (no record keeper): among the chunks that
+    carry a record keeper, all are Meadowlark's, so the word still pins it."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from citewise.engine.facets import term_precision_fn
+
+    keepers = ["Meadowlark Pet Health", "Meadowlark Pet Health", None, None, "PawSure", None]
+    says = [0, 1, 2, 3]  # rows whose text holds "meadowlark"
+
+    def mask(flt: dict) -> np.ndarray:
+        ((_facet, cond),) = flt.items()
+        if isinstance(cond, dict):
+            return np.asarray([k is not None for k in keepers])
+        return np.asarray([k == cond for k in keepers])
+
+    kb = SimpleNamespace(bm25=SimpleNamespace(rows_containing=lambda term: np.asarray(says, dtype=np.int64)),
+                         meta=SimpleNamespace(mask=mask))
+    precision = term_precision_fn(kb)
+    assert precision("meadowlark", "record_keeper", "Meadowlark Pet Health") == 1.0
+    assert precision("meadowlark", "record_keeper", "PawSure") == 0.0
