@@ -235,9 +235,14 @@ def converts(kind: str) -> bool:
     return bool(kind) and kind not in TEXT_KINDS
 
 
+TRANSCRIPT_WORDS = 180  # about what the embedder reads in one pass (256 word pieces)
+
+
 def convert_options(ctx: Context) -> dict[str, Any]:
-    """Transcript windows sized to the chunk size, so a window is a chunk (cut at a speaker turn)."""
-    return {"max_words": max(50, int(ctx.chunk_size * WORDS_PER_TOKEN))}
+    """Transcript windows, each a chunk, cut at a speaker turn: no longer than the chunk size, nor than the
+    embedder reads at once. A call moves from subject to subject; a 30-turn call as one chunk was one
+    mean-pooled vector about everything, and too large to fit beside the governing article."""
+    return {"max_words": max(50, min(TRANSCRIPT_WORDS, int(ctx.chunk_size * WORDS_PER_TOKEN)))}
 
 
 def triage(source: SourceFile, store: Store, reparse: bool, tags: dict[str, Any]) -> str | None:

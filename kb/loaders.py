@@ -182,6 +182,8 @@ def converted_document(result: Converted, source: SourceFile, digest: str,
         if block.level:
             continue
         units.append(Unit(block.text, start, end, block.page, block.slide, block.start, block.end, block.speakers))
+        if result.source_type == "transcript":
+            flush()  # each window of a call is its own chunk: a call moves from subject to subject
     flush()
     if not sections:  # headings only (a deck of title slides): the headings are the text
         units = [Unit(b.text, s, e, b.page, b.slide, b.start, b.end, b.speakers)

@@ -554,3 +554,20 @@ def test_plain_progress_lines_agree_with_their_totals() -> None:
     assert lines[2].startswith("ingest: documents 3/3 files (100%)") and "ETA" not in lines[2]
     assert lines[3].startswith("ingest: embedding 4/10 chunks (40%)")
     assert lines[-1].startswith("ingest: embedding 10/10 chunks (100%)") and len(lines) == 5
+
+
+def test_a_call_is_chunked_in_windows_the_embedder_reads_whole(tmp_path: Path) -> None:
+    """At the default chunk size a 20-minute call is not packed into a few 800-token chunks (one averaged
+    vector about everything, too big to sit beside an article in the context): each window, cut at a
+    speaker turn, is a chunk of about what MiniLM reads in one pass."""
+    from citewise.kb.ingest import TRANSCRIPT_WORDS
+
+    src = tmp_path / "src"
+    src.mkdir()
+    write_vtt(src / "briefing.vtt")
+    ingest([src], tmp_path / "home", progress=False)
+    call = Store(tmp_path / "home").chunks_of("briefing.vtt")
+    spoken = [len(" ".join(line.split(":", 1)[1] for line in c["text"].split("\n")).split()) for c in call]
+    assert len(call) >= 10 and max(spoken) <= TRANSCRIPT_WORDS, spoken
+    fact = next(c for c in call if "eleven business days" in c["text"])
+    assert fact["position"]["start_time"] <= 12 * 60 + 34 <= fact["position"]["end_time"]
