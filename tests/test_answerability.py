@@ -231,3 +231,21 @@ def test_which_data_to_collect_comes_from_an_article_even_when_a_guide_leads_the
     assert out["article_reference"]["article_id"] == "northwind-loan"
     assert [f["key"] for f in out["required_fields"]["plan_data"] + out["required_fields"]["participant_data"]] == [
         "vested_balance"]
+
+
+def test_one_plain_chunk_far_ahead_of_every_article_leads_too() -> None:
+    """A call transcript states the phone hours in one window: that window far outranks any article, so no
+    article governs, though the transcript holds only one of the top hits; near-tied, the article governs."""
+    from types import SimpleNamespace as Hit
+
+    from citewise.engine.resolve import PLAIN_GAP, plain_document_leads
+
+    articles = {"waiting-periods", "claims"}
+    far = [Hit(doc_id="call.vtt", score=1.10), Hit(doc_id="claims", score=0.41),
+           Hit(doc_id="waiting-periods", score=0.28)]
+    assert PLAIN_GAP * 1.10 > 0.41 and plain_document_leads(far, articles)
+    near = [Hit(doc_id="call.vtt", score=1.10), Hit(doc_id="claims", score=1.0), Hit(doc_id="claims", score=0.3)]
+    assert not plain_document_leads(near, articles)
+    assert not plain_document_leads([Hit(doc_id="claims", score=1.1), Hit(doc_id="call.vtt", score=0.2)], articles)
+    negative = [Hit(doc_id="call.vtt", score=-0.1), Hit(doc_id="claims", score=-0.5)]  # a reranker's logits
+    assert not plain_document_leads(negative, articles)
