@@ -87,7 +87,9 @@ def resolve(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, collected: dict[s
 
 def plain_document_leads(hits: list[Any], structured: set[str]) -> bool:
     """Whether the question is about a plain document (a guide, an FAQ page, a transcript) rather than
-    any article: the search's first PLAIN_LEAD hits are all plain text. Then no article governs (it would
+    any article: the search's first PLAIN_LEAD hits are all plain text, or its first hit is plain and every
+    article's best scores under PLAIN_GAP of it (on the default reranker's 0-1.3 scale; a score at or
+    under 0, as a cross-encoder's logits can be, never leads this way). Then no article governs (it would
     pull its fields and critical chunks into an answer about something else), and the document answers,
     as it does in a KB of plain documents only."""
     top = hits[:PLAIN_LEAD]
