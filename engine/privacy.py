@@ -10,10 +10,16 @@ _PII = [
     ("email", re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b"), "[EMAIL]"),
     ("routing_number", re.compile(r"(?i)(\brouting(?: number| no\.?| #)?\D{0,12})(\d{9})\b"), None),
     ("account_number", re.compile(r"(?i)(\b(?:account|acct)(?: number| no\.?| #)?\D{0,12})(\d[\d-]{5,19}\d)\b"), None),
+    # a date given as someone's date of birth (a date alone is not personal: "the deadline is 4/15/2026")
+    ("date_of_birth", re.compile(r"(?i)(\b(?:date of birth|birth ?date|d\.?o\.?b\.?|born(?: on)?)\W{0,6}(?:is\W{1,3})?)"
+                                 r"(\d{4}-\d{1,2}-\d{1,2}|\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}|"
+                                 r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}(?:st|nd|rd|th)?,?"
+                                 r"\s+\d{4}|\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|"
+                                 r"oct|nov|dec)[a-z]*\.?,?\s+\d{4})\b"), None),
     ("phone", re.compile(r"(?<!\d)(?:\+?1[ .-]?)?\(?\d{3}\)?[ .-]\d{3}[ .-]\d{4}(?!\d)"), "[PHONE]"),
     ("card_or_account", re.compile(r"(?<![\d$.,])\d{12,19}(?![\d.,])"), "[NUMBER]"),
 ]
-MASK_TOKEN = re.compile(r"\[(SSN|EMAIL|PHONE|NUMBER|ROUTING_NUMBER|ACCOUNT_NUMBER)\]")
+MASK_TOKEN = re.compile(r"\[(SSN|EMAIL|PHONE|NUMBER|ROUTING_NUMBER|ACCOUNT_NUMBER|DATE_OF_BIRTH)\]")
 
 
 def mask_pii(text: str) -> tuple[str, list[str]]:

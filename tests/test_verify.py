@@ -60,6 +60,10 @@ def test_support_score() -> None:
     ("routing number: 021000021", "routing_number", "routing number: [ROUTING_NUMBER]"),
     ("mail jane.doe@example.com", "email", "mail [EMAIL]"),
     ("call (555) 123-4567", "phone", "call [PHONE]"),
+    ("My date of birth is 04/12/1961.", "date_of_birth", "My date of birth is [DATE_OF_BIRTH]."),
+    ("DOB: 1961-04-12", "date_of_birth", "DOB: [DATE_OF_BIRTH]"),
+    ("I was born on April 12, 1961", "date_of_birth", "I was born on [DATE_OF_BIRTH]"),
+    ("born 12 April 1961", "date_of_birth", "born [DATE_OF_BIRTH]"),
 ])
 def test_personal_data_is_masked(text: str, kind: str, masked: str) -> None:
     out, kinds = mask_pii(text)
@@ -69,6 +73,8 @@ def test_personal_data_is_masked(text: str, kind: str, masked: str) -> None:
 def test_amounts_dates_and_plan_names_are_not_personal_data() -> None:
     text = "Borrow up to $50,000 (50%) by 2026-05-01 from a 401(k) over 60 days; 1,000 hours."
     assert mask_pii(text) == (text, [])
+    for text in ("Participants born in 1961 may take catch-up contributions.", "The deadline is April 15, 2026."):
+        assert mask_pii(text) == (text, [])  # a birth year or a date that is nobody's birth date
 
 
 def test_only_c_labels_are_citations_and_a_list_cites_each() -> None:
