@@ -42,6 +42,22 @@ SECTION_KINDS: dict[str, tuple[str, str]] = {
     "faqs": ("faqs", "medium"),
     "background": ("background", "low"),
     "related": ("background", "low"),
+    # other wordings of the same kinds, as teams title them
+    "what never to say": ("guardrails", "critical"),
+    "what not to say": ("guardrails", "critical"),
+    "never say": ("guardrails", "critical"),
+    "frequently asked questions": ("faqs", "medium"),
+    "questions and answers": ("faqs", "medium"),
+    "q a": ("faqs", "medium"),
+    "who qualifies": ("eligibility", "high"),
+    "who is eligible": ("eligibility", "high"),
+    "charges": ("fees", "high"),
+    "costs": ("fees", "high"),
+    "pricing": ("fees", "high"),
+    "troubleshooting": ("common_issues", "high"),
+    "known issues": ("common_issues", "high"),
+    "common problems": ("common_issues", "high"),
+    "worked examples": ("examples", "medium"),
 }
 CONTENT = ("content", "medium")
 # The format's facets: front-matter keys whose values the agent recognises in questions and filters on.

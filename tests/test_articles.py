@@ -123,6 +123,21 @@ def test_analyser_unifies_plan_names_and_acronym_plurals() -> None:
     ("Guardrails (what never to say)", "guardrails"), ("Fees and charges", "fees"), ("Steps to apply", "steps"),
     ("Common issues & fixes", "common_issues"), ("Required data:", "required_data"), ("Stepson rules", "content"),
     ("Business rules for loans", "business_rules"), ("Response frames", "response_frames"),
+    # other wordings teams give the same kinds (a blind KB titled its guardrails "What never to say": its
+    # `Never say:` lines were plain content and bound nothing)
+    ("What never to say", "guardrails"), ("What not to say", "guardrails"), ("Frequently asked questions", "faqs"),
+    ("Q&A", "faqs"), ("Who qualifies", "eligibility"), ("Costs", "fees"), ("Troubleshooting", "common_issues"),
+    ("Worked examples", "examples"), ("Costume rules", "content"),
 ])
 def test_headings_with_descriptors_keep_their_kind(heading: str, expected: str) -> None:
     assert section_kind(heading)[0] == expected
+
+
+def test_never_say_lines_under_another_guardrails_heading_bind() -> None:
+    doc = parse_markdown("---\nid: g\ntitle: Gas shut-off\n---\n## What never to say\n"
+                         '- Never say: "your gas will stay on".\n- Always: mention the 21-day delay.\n',
+                         source="g.md", default_id="g.md", default_title="g")
+    from citewise.kb.guardrails import parse_guardrails
+
+    section = next(s for s in doc.sections if s.chunk_type == "guardrails")
+    assert parse_guardrails(section.text).never_say == ["your gas will stay on"]
