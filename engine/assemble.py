@@ -1,7 +1,9 @@
 """Tiered context assembly under a token budget.
 
-Order: the matched article's critical chunks, other critical chunks, then high (the matched
-article's high chunks first), medium, low; within a group by retrieval score. Chunks are packed
+Order: the matched article's critical chunks, then its high chunks, then every other retrieved chunk
+by tier (critical, high, medium, low) and within a tier by retrieval score. Tiers rank an article's own
+sections: another article's critical chunk is not critical to the inquiry this one governs (it had
+crowded out the governing article's Fees table). Without a matched article, all chunks go by tier. Chunks are packed
 greedily and counted with tiktoken on the exact text that is sent; critical chunks are truncated
 rather than dropped when room runs out; the total never exceeds the budget. Each chunk is labelled
 [C1], [C2]... and wrapped in <chunk> tags: retrieved text is data, not instructions. Sentences that
@@ -51,8 +53,10 @@ def order_candidates(hits: list[Passage], article_chunks: list[Passage], article
     best = max((float(h.score or 0.0) for h in items), default=1.0) or 1.0
 
     def key(c: Passage) -> tuple:
+        # Tiers rank an article's own sections: another article's decision guide is not critical to an
+        # inquiry this article governs, so its chunks follow the governing article's critical and high ones.
         own = c.doc_id == article_id and c.tier in ("critical", "high")
-        return (tier_order(c.tier), 0 if own else 1, 0 if own else -float(c.score or 0.0) / best, c.ordinal)
+        return (0 if own else 1, tier_order(c.tier), 0 if own else -float(c.score or 0.0) / best, c.ordinal)
 
     return sorted(items, key=key)
 

@@ -17,12 +17,24 @@ def _chunk(i: int, tier: str, doc: str = "d1", score: float = 1.0, words: int = 
                    tier=tier, text=" ".join(f"word{i}x{j}" for j in range(words)), score=score, ordinal=i)
 
 
-def test_order_is_matched_article_critical_first_then_tiers() -> None:
+def test_order_is_matched_article_critical_and_high_first_then_tiers() -> None:
     hits = [_chunk(1, "medium", "d2", 0.9), _chunk(2, "critical", "d2", 0.8), _chunk(3, "high", "d2", 0.7),
             _chunk(4, "low", "d2", 0.95)]
     article = [_chunk(10, "critical", "d1", 0.0), _chunk(11, "high", "d1", 0.0), _chunk(12, "medium", "d1", 0.0)]
     order = [c.chunk_id for c in order_candidates(hits, article, "d1")]
-    assert order == ["d1#10", "d2#2", "d1#11", "d2#3", "d2#1", "d2#4"]  # article's medium chunk not pulled in
+    assert order == ["d1#10", "d1#11", "d2#2", "d2#3", "d2#1", "d2#4"]  # article's medium chunk not pulled in
+    # without a matched article every chunk goes by tier, then score
+    assert [c.chunk_id for c in order_candidates(hits, [], None)] == ["d2#2", "d2#3", "d2#1", "d2#4"]
+
+
+def test_the_governing_articles_fees_are_not_crowded_out_by_another_articles_rules() -> None:
+    """Another article's critical chunks used to come before the governing article's high ones: under the
+    budget its Fees table (the answer to "what will it cost?") was left out."""
+    fees = replace(_chunk(11, "high", "d1", 0.0, words=60), chunk_type="fees")
+    article = [_chunk(10, "critical", "d1", 0.0, words=60), fees]
+    others = [_chunk(i, "critical", f"d{i}", 0.5, words=60) for i in range(2, 6)]
+    built = assemble(others, article, "d1", budget=900)
+    assert [c.chunk_id for c in built.chunks][:2] == ["d1#10", "d1#11"] and built.tokens <= 900
 
 
 def test_labels_follow_context_order_and_text_is_delimited() -> None:
