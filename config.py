@@ -70,8 +70,8 @@ class Context:
         "Where dense vectors live: the local index in the home, or Pinecone."))
 
     # --- answer ---------------------------------------------------------------------------------
-    # 0.64: fewest false answers plus false abstentions on the DEV split, averaged over +-0.05 (evals/calibrate.py fit).
-    confidence_threshold: float = field(default=0.64, metadata=_desc(
+    # 0.63: fewest false answers plus false abstentions on the DEV split, averaged over +-0.05 (evals/calibrate.py fit).
+    confidence_threshold: float = field(default=0.63, metadata=_desc(
         "Answers below this confidence (the estimated chance the answer is right) take the explicit "
         "'uncertain' path."))
     support_threshold: float = field(default=0.5, metadata=_desc(

@@ -69,7 +69,7 @@ def test_through_the_engine_an_unstated_detail_is_uncertain_and_a_stated_one_ans
 
     def ask(question: str) -> dict:
         # Confidence routing off: under test is whether the answer states what is asked. (On a one-article
-        # KB every term's IDF is degenerate and confidence reads low: 0.62 for the stated fee, under 0.64.)
+        # KB every term's IDF is degenerate and confidence reads low: under the 0.63 threshold for the stated fee.)
         return api.ask(question, home=home, confidence_threshold=0.0)
 
     stated = ask("How much does Northwind charge to set up a savings plan loan?")

@@ -178,7 +178,7 @@ def test_studio_schemas_describe_input_output_and_context() -> None:
                                                                           "max_tokens", "mode", "artifact_type"}
     assert {"decision", "confidence", "response", "citations", "article_reference", "required_fields",
             "missing_fields", "guardrails", "metadata"} <= set(out["properties"])
-    assert ctx["properties"]["confidence_threshold"]["default"] == 0.64
+    assert ctx["properties"]["confidence_threshold"]["default"] == 0.63
     assert "description" in ctx["properties"]["relevance_threshold"]
     nodes = set(graph.get_graph().nodes) - {"__start__", "__end__"}
     assert nodes == {"intake", "extract_required_data", "retrieve", "assemble_context", "generate",
