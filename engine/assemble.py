@@ -40,8 +40,10 @@ def minimum_context_tokens() -> int:
     return count_tokens(HEADER + OPEN + CLOSE) + count_tokens(render_chunk("C00", frame, "")) + MIN_EXCERPT_TOKENS
 
 
-def order_candidates(hits: list[Passage], article_chunks: list[Passage], article_id: str | None) -> list[Passage]:
-    """Candidates in assembly order, deduplicated by chunk id."""
+def order_candidates(hits: list[Passage], article_chunks: list[Passage], article_id: str | None,
+                     lead: str | None = None) -> list[Passage]:
+    """Candidates in assembly order, deduplicated by chunk id. `lead` is a plain document that leads the
+    search when no article governs: its retrieved chunks go first, by score."""
     scored = {h.chunk_id: h for h in hits}
     pool: dict[str, Passage] = {}
     for c in article_chunks:
@@ -56,15 +58,18 @@ def order_candidates(hits: list[Passage], article_chunks: list[Passage], article
         # Tiers rank an article's own sections: another article's decision guide is not critical to an
         # inquiry this article governs, so its chunks follow the governing article's critical and high ones.
         own = c.doc_id == article_id and c.tier in ("critical", "high")
+        if c.doc_id == lead:
+            return (0, 0, -float(c.score or 0.0) / best, c.ordinal)
         return (0 if own else 1, tier_order(c.tier), 0 if own else -float(c.score or 0.0) / best, c.ordinal)
 
     return sorted(items, key=key)
 
 
-def assemble(hits: list[Passage], article_chunks: list[Passage], article_id: str | None, budget: int) -> ContextPack:
+def assemble(hits: list[Passage], article_chunks: list[Passage], article_id: str | None, budget: int,
+             lead: str | None = None) -> ContextPack:
     candidates = []
     neutralized = 0
-    for c in order_candidates(hits, article_chunks, article_id):
+    for c in order_candidates(hits, article_chunks, article_id, lead):
         text, n = neutralize_instructions(c.text)
         neutralized += n
         candidates.append((c, text))

@@ -131,7 +131,7 @@ def _answer(ctx: Context, raw: Mapping[str, Any], access: Access, timed: _Timer,
         return finish(timed("abstain", outcomes.abstained, kb, inquiry, retrieval.relevance))
     article_chunks = kb.chunks_of(resolution.article_id) if resolution.article_id else []
     pack = timed("assemble_context", assemble, retrieval.hits, article_chunks, resolution.article_id,
-                 int(ctx.context_share * inquiry.max_tokens))
+                 int(ctx.context_share * inquiry.max_tokens), lead=resolution.lead_document)
     meta.update(outcomes.pack_metadata(pack))
     feedback, attempts = Feedback(), 0
     while routes.after_context(inquiry.mode) == "build_artifact":

@@ -102,6 +102,7 @@ class Resolution:
     relaxed: bool = False
     facet_filters: dict[str, Any] = field(default_factory=dict)
     article_id: str | None = None
+    lead_document: str | None = None  # a plain document that leads the search when no article governs
     title: str = ""
     confidence: float = 0.0
     tied: list[str] = field(default_factory=list)  # parallel articles still in play, best first

@@ -51,10 +51,11 @@ def resolve(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, collected: dict[s
                            orders=[article_similarity(kb, inquiry.question, rule_hits.hits + full.hits, structured)])
     # Which data to collect, or a checklist, comes from an article's sections: a plain guide that leads the
     # search answers a question about itself, never one of those.
-    governs = bool(ranked) and (inquiry.mode != "answer" or not plain_document_leads(full.hits, structured))
-    out = Resolution(covered=governs and full.relevance.score >= ctx.relevance_threshold,
+    led = inquiry.mode == "answer" and bool(ranked) and plain_document_leads(full.hits, structured)
+    out = Resolution(covered=bool(ranked) and not led and full.relevance.score >= ctx.relevance_threshold,
                      relevance=full.relevance, candidates=ranked, filters=full.filters, relaxed=full.relaxed,
-                     facet_filters=facet_filters, collected=collected)
+                     facet_filters=facet_filters, collected=collected,
+                     lead_document=full.hits[0].doc_id if led else None)
     if not out.covered:
         return out
     pinned = filter_keys(inquiry.filters) | filter_keys(facet_filters)

@@ -19,5 +19,5 @@ def assemble_context(state: dict[str, Any], runtime: Runtime[Context]) -> dict[s
     resolution, inquiry = load(Resolution, state["resolution"]), load(Inquiry, state["inquiry"])
     article_chunks = kb.chunks_of(resolution.article_id) if resolution.article_id else []
     pack = assemble(load(Retrieval, state["retrieval"]).hits, article_chunks, resolution.article_id,
-                    int(ctx.context_share * inquiry.max_tokens))
+                    int(ctx.context_share * inquiry.max_tokens), lead=resolution.lead_document)
     return {"context": dump(pack), "metadata": pack_metadata(pack)}

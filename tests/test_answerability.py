@@ -163,6 +163,17 @@ def test_a_plain_document_that_leads_the_search_answers_alone(tmp_path) -> None:
         "## Notifications\n\nThe portal app sends a notification when a balance refresh fails.\n")}, fields=True)
     guide = api.ask("How often does the portal app refresh my balances?", home=tmp_path / "home")
     assert guide["decision"] == "can_proceed" and guide["article_reference"] is None
+    from citewise.config import Context
+    from citewise.engine.access import UNRESTRICTED
+    from citewise.engine.inquiry import understand
+    from citewise.engine.pipeline import open_snapshot
+    from citewise.engine.resolve import resolve
+
+    ctx = Context(home=str(tmp_path / "home"))
+    kb = open_snapshot(ctx)
+    led = resolve(kb, ctx, understand(kb, ctx, {"question": "How often does the portal app refresh my balances?"},
+                                      UNRESTRICTED))
+    assert led.article_id is None and led.lead_document == "portal-guide.md"  # its chunks lead the context
     assert "every 4 hours" in guide["response"]["text"]
     assert {c["chunk_id"].split("#")[0] for c in guide["citations"]} == {"portal-guide.md"}
     # naming the record keeper and the topic (facets the guide, without front matter, does not carry) still

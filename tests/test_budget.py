@@ -104,3 +104,13 @@ def test_the_cached_encoder_is_tiktokens_cl100k(tmp_path: Path, monkeypatch: pyt
         assert tokens.encoder().encode(text, disallowed_special=()) == reference.encode(text, disallowed_special=())
     finally:
         tokens.encoder.cache_clear()
+
+
+def test_a_plain_document_that_leads_goes_first_when_no_article_governs() -> None:
+    """Without a governing article, other articles' critical chunks came before the leading web page or
+    call transcript (medium: plain text has no tiers) and crowded it out of the context."""
+    hits = [_chunk(1, "medium", "call.srt", 1.0), _chunk(2, "critical", "a1", 0.4), _chunk(3, "critical", "a2", 0.3),
+            _chunk(4, "medium", "call.srt", 0.5)]
+    assert [c.chunk_id for c in order_candidates(hits, [], None, lead="call.srt")] == [
+        "call.srt#1", "call.srt#4", "a1#2", "a2#3"]
+    assert [c.chunk_id for c in order_candidates(hits, [], None)][:2] == ["a1#2", "a2#3"]
