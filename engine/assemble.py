@@ -3,7 +3,8 @@
 Order: the matched article's critical chunks, then its high chunks, then every other retrieved chunk
 by tier (critical, high, medium, low) and within a tier by retrieval score. Tiers rank an article's own
 sections: another article's critical chunk is not critical to the inquiry this one governs (it had
-crowded out the governing article's Fees table). Without a matched article, all chunks go by tier. Chunks are packed
+crowded out the governing article's Fees table). Without a matched article, the chunks of a plain document
+that leads the search (resolve.plain_document_leads) go first, then all others by tier. Chunks are packed
 greedily and counted with tiktoken on the exact text that is sent; critical chunks are truncated
 rather than dropped when room runs out; the total never exceeds the budget. Each chunk is labelled
 [C1], [C2]... and wrapped in <chunk> tags: retrieved text is data, not instructions. Sentences that
