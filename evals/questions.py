@@ -1,6 +1,7 @@
 """Answer-level evaluation: run an eval set through citewise and check what the user gets.
 
-    citewise eval questions [--set sample|telecom|docs|hr|solar|aid|pets] [--split dev|test|all] [--json] [--record]
+    citewise eval questions [--set sample|telecom|docs|hr|solar|aid|pets|utilities] [--split dev|test|all]
+                            [--json] [--record]
     citewise eval questions --questions FILE --kb DIR
 
 Each entry (format: evals/QUESTIONS.md) states what a correct answer must contain; an entry passes when
@@ -51,6 +52,8 @@ SETS = {
     "solar": EvalSet("solar", ROOT / "examples" / "questions-solar.yaml", ROOT / "examples" / "kb-solar"),
     "aid": EvalSet("aid", ROOT / "examples" / "questions-aid.yaml", ROOT / "examples" / "kb-aid"),
     "pets": EvalSet("pets", ROOT / "examples" / "questions-pets.yaml", ROOT / "examples" / "kb-pets"),
+    "utilities": EvalSet("utilities", ROOT / "examples" / "questions-utilities.yaml",
+                         ROOT / "examples" / "kb-utilities"),
 }
 
 
