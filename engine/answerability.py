@@ -108,15 +108,28 @@ _DEADLINE_SENTENCE = re.compile(
     r"reported|requested|sent|postmarked)|at the latest)\b", re.IGNORECASE)
 
 
+# "Is there a ceiling on how much...", "what's the most...": a bound, stated as one ("up to", "maximum").
+_BOUND_QUESTION = {
+    "max": re.compile(r"\b(ceiling|cap|caps|capped|limit|limits|maximum|max|most|highest|up to)\b", re.IGNORECASE),
+    "min": re.compile(r"\b(floor|minimum|min|least|lowest)\b", re.IGNORECASE)}
+_BOUND_SENTENCE = {
+    "max": re.compile(r"\b(maximum|max|cap|caps|capped|ceiling|up to|limit|limited to|no more than|at most|"
+                      r"(may|can|must) not exceed|exceeds?)\b", re.IGNORECASE),
+    "min": re.compile(r"\b(minimum|min|floor|at least|no less than|or more)\b", re.IGNORECASE)}
+
+
 def exact_match(question: str, sentence: str) -> bool:
     """Whether the sentence gives what the question asks for in its own terms: a number of the unit asked
-    ("how many hours" -> "480 hours") or, for a deadline question, a limit ("due within 30 days") rather
-    than a processing time ("processed within 10 days")."""
+    ("how many hours" -> "480 hours"); for a deadline question, a limit ("due within 30 days") rather than
+    a processing time ("processed within 10 days"); for a bound ("is there a ceiling on...", "the least I
+    can..."), a sentence stating one ("the maximum adjustment is...", "at least $25")."""
     unit = _ASKED_UNIT.search(question)
     if unit and re.search(rf"\b\d[\d,.]*\s*(-|to)?\s*({unit.group(1) or ''})?{unit.group(2)}s?\b", sentence,
                           re.IGNORECASE):
         return True
-    return bool(_DEADLINE_QUESTION.search(question) and _DEADLINE_SENTENCE.search(sentence))
+    if _DEADLINE_QUESTION.search(question) and _DEADLINE_SENTENCE.search(sentence):
+        return True
+    return any(_BOUND_QUESTION[b].search(question) and _BOUND_SENTENCE[b].search(sentence) for b in ("max", "min"))
 
 
 def sentence_types(text: str) -> set[str]:

@@ -107,12 +107,13 @@ class ExtractiveGenerator:
         for (order, _, output, c), ts, sim in zip(units, unit_terms, sims, strict=True):
             lexical = sum(w for t, w in local.items() if t in ts) / total
             dense = min(1.0, max(0.0, (sim - 0.15) / 0.6))
-            if lexical <= 0 and dense < 0.4:
-                continue  # neither shares a term with the question nor means something close to it
             # A sentence of the kind the question asks for (an amount, a date, a duration...) answers it;
             # a sentence that merely shares the topic does not.
             typed = TYPE_BONUS if accepted and sentence_types(output) & accepted else 0.0
-            if typed and exact_match(request.question, output):
+            exact = bool(typed) and exact_match(request.question, output)
+            if lexical <= 0 and dense < 0.4 and not (exact and c.doc_id == request.article_id):
+                continue  # shares no term with the question, means nothing close, and is not its answer's form
+            if exact:
                 typed += EXACT_BONUS
             prior = 0.15 * (float(c.score) - low) / spread + (0.10 if c.doc_id == request.article_id else 0.0)
             scored.append((0.45 * lexical + 0.45 * dense + typed + prior, order, output, c))

@@ -260,3 +260,23 @@ def test_one_plain_chunk_far_ahead_of_every_article_leads_too() -> None:
     assert not plain_document_leads([Hit(doc_id="claims", score=1.1), Hit(doc_id="call.vtt", score=0.2)], articles)
     negative = [Hit(doc_id="call.vtt", score=-0.1), Hit(doc_id="claims", score=-0.5)]  # a reranker's logits
     assert not plain_document_leads(negative, articles)
+
+
+def test_a_question_about_a_bound_is_answered_by_the_sentence_stating_it() -> None:
+    """"Is there a ceiling on how much..." shares no word with "The maximum adjustment is $1,250.00": the
+    bound is the answer's form, so that sentence leads (it had not even been a candidate)."""
+    from citewise.engine.answerability import exact_match
+    from citewise.engine.extractive import ExtractiveGenerator
+    from citewise.engine.generate import AnswerRequest
+    from citewise.engine.records import ContextChunk
+
+    question = "Is there a ceiling on how much Cedar Hollow will credit me for one leak?"
+    assert exact_match(question, "The maximum adjustment is $1,250.00 per application.")
+    assert exact_match("What is the least I can pay?", "Payments must be at least $25.")
+    assert not exact_match(question, "The sewer portion is credited at 100% of the excess usage.")
+    text = ("- One leak adjustment per account every 24 months.\n- The sewer portion is credited at 100% of the "
+            "excess usage when the leaked water did not enter the sewer.\n- The maximum adjustment is $1,250.00 "
+            "per application.")
+    chunks = [ContextChunk("C1", "leak#0", "leak", "Leak adjustments", "business_rules", "critical", text)]
+    draft = ExtractiveGenerator().generate(AnswerRequest(question, "", chunks, "leak", {}))
+    assert draft.sections[0].answer_components[0].startswith("The maximum adjustment is $1,250.00")
