@@ -31,10 +31,6 @@ QUESTION_TYPES: list[tuple[str, re.Pattern[str]]] = [(t, re.compile(p, re.IGNORE
                r"\bwhat (does|will|would) [^?.]{0,60}\b(charge|cost)"
                r"(?=\s*(\?|$|(for|to|per|me|us|them|you|a|an|the|on|if|when|in|monthly|annually|each|now)\b))|"
                r"\bwhat do (you|they|we) (charge|pay)\b|"
-               # "what's the most (the plan) will pay for...": a maximum, as "maximum" is
-               r"\bthe (most|least)\b[^?.]{0,60}\b(can|could|will|would|may|does|do)\s+"
-               r"(i\s+|we\s+|you\s+|they\s+|it\s+)?(pay|cover|reimburse|get|borrow|receive|claim|withdraw|contribute|"
-               r"charge|cost|save|put in)\b|"
                r"\bhow expensive\b"),
     ("count", r"\bhow many\b"),
     ("procedure", r"\bhow (do|can|should|would) (i|we|you|they|the \w+)\b|\bhow to\b|\bwhat (are the )?steps\b|"
