@@ -96,12 +96,12 @@ _ASKED_UNIT = re.compile(r"\bhow many (business |calendar |working )?(hour|day|w
                          re.IGNORECASE)
 # "How long do I have to...", "when is it due": a limit set on the asker, not how long something takes.
 _DEADLINE_QUESTION = re.compile(
-    r"\bhow (long|much time|many days) (do|does|did|will|would) (i|we|you|they|he|she|the \w+) (have|get)\b|"
-    r"\bdeadline\b|\bby when\b|\bdue\b|\blast day (to|for)\b|\bhow (late|soon) (can|must|should|do)\b",
+    r"\bhow (long|much time|many days) (do|does|did|will|would) (i|we|you|they|he|she|the \w+) have\b|"
+    r"\bdeadline\b|\bby when\b|\bdue\b(?!\s+to\b)|\blast day (to|for)\b|\bhow (late|soon) (can|must|should|do)\b",
     re.IGNORECASE)
 _DEADLINE_SENTENCE = re.compile(
-    r"\b(due|deadline|no later than|last (day|date)|expires?|must be (filed|submitted|received|made|returned|"
-    r"reported|requested|sent|postmarked)|at the latest)\b", re.IGNORECASE)
+    r"\b(due(?!\s+to\b)|deadline|no later than|last (day|date)|expires?|must be (filed|submitted|received|made|"
+    r"returned|reported|requested|sent|postmarked)|at the latest)\b", re.IGNORECASE)
 
 
 # "Is there a ceiling on how much...", "what's the most...": a bound, stated as one ("up to", "maximum").
@@ -120,12 +120,13 @@ def exact_match(question: str, sentence: str) -> bool:
     a processing time ("processed within 10 days"); for a bound ("is there a ceiling on...", "the least I
     can..."), a sentence stating one ("the maximum adjustment is...", "at least $25")."""
     unit = _ASKED_UNIT.search(question)
-    if unit and re.search(rf"\b\d[\d,.]*\s*(-|to)?\s*({unit.group(1) or ''})?{unit.group(2)}s?\b", sentence,
+    if unit and re.search(rf"(?<![\d,.])\d[\d,.]*\s*(-|to)?\s*({unit.group(1) or ''})?{unit.group(2)}s?\b", sentence,
                           re.IGNORECASE):
         return True
-    if _DEADLINE_QUESTION.search(question) and _DEADLINE_SENTENCE.search(sentence):
+    if _DEADLINE_QUESTION.search(asking_part(question)) and _DEADLINE_SENTENCE.search(sentence):
         return True
-    return any(_BOUND_QUESTION[b].search(question) and _BOUND_SENTENCE[b].search(sentence) for b in ("max", "min"))
+    asking = asking_part(question)
+    return any(_BOUND_QUESTION[b].search(asking) and _BOUND_SENTENCE[b].search(sentence) for b in ("max", "min"))
 
 
 def sentence_types(text: str) -> set[str]:
@@ -216,6 +217,9 @@ _FULL_DATE = re.compile(r"\b(" + _MONTH + r"\s+\d{1,2}(st|nd|rd|th)?,?\s+|\d{1,2
                         + r",?\s+)(19|20)\d\d\b|\b(19|20)\d\d-\d\d-\d\d\b|\b\d{1,2}/\d{1,2}/(19|20)\d\d\b",
                         re.IGNORECASE)
 EVENT_QUESTIONS = {"yesno", "procedure", "party"}  # they ask whether, how or who, not for a figure of a period
+# ... unless they name a figure ("Is the fee still $75 on January 1, 2031?": the fee of that day)
+_FIGURE_WORDS = re.compile(r"\b(fees?|costs?|prices?|rates?|limits?|caps?|amounts?|charges?|premiums?|deductibles?|"
+                           r"percent(age)?|allowances?|minimums?|maximums?)\b", re.IGNORECASE)
 
 
 def question_years(question: str) -> set[str]:
@@ -223,9 +227,10 @@ def question_years(question: str) -> set[str]:
     January 2031", "the limit as of 1/1/2026"), not those of the sentences that set the scene ("I turned 50
     in 2024.", "The baby is due on 14 September 2026."). In a question that asks whether, how or who, a
     calendar day is when something happens to the asker ("Can they pay the vet directly for my surgery on
-    May 12, 2026?"), not a period the knowledge base must state a rule for."""
+    May 12, 2026?"), not a period the knowledge base must state a rule for, unless the sentence names a
+    figure ("Is the fee still $75 on January 1, 2031?")."""
     asking = asking_part(question)
-    if question_type(question) in EVENT_QUESTIONS:
+    if question_type(question) in EVENT_QUESTIONS and not _FIGURE_WORDS.search(asking):
         asking = _FULL_DATE.sub(" ", asking)
     return years(asking)
 

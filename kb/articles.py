@@ -20,7 +20,8 @@ from .text import clean_markdown, instruction_snippets, visible
 
 # Bump when parsing or chunking changes what a file becomes: stores re-parse every file once.
 # 7: positions and source_type; quarantine; code blocks whole; namespace and confidentiality.
-PARSER_VERSION = "7"
+# 8: converted documents quarantined; a transcript window per chunk; more section-heading wordings.
+PARSER_VERSION = "8"
 
 # heading (normalised) -> (chunk_type, tier)
 SECTION_KINDS: dict[str, tuple[str, str]] = {

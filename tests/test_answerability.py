@@ -93,6 +93,8 @@ def test_through_the_engine_an_unstated_detail_is_uncertain_and_a_stated_one_ans
     assert question_years("Can they pay the clinic directly for my surgery on May 12, 2026?") == set()
     assert question_years("How do I file a claim for the 2026-05-12 visit?") == set()
     assert question_years("Can I take a hardship withdrawal in 2031?") == {"2031"}  # a year: the period asked
+    # ... and a day a yes/no question asks a figure for is the figure's date (review of 89c6c0a)
+    assert question_years("Is the loan setup fee still $75 on January 1, 2031?") == {"2031"}
     dated_yes_no = ask("Can I take a Northwind savings plan loan on 14 September 2031?")
     assert dated_yes_no["decision"] in ("can_proceed", "needs_data"), dated_yes_no["response"]["text"]
 
@@ -193,6 +195,10 @@ def test_a_sentence_in_the_question_s_own_terms_matches_exactly() -> None:
     assert not exact_match(deadline, "The office processes documents within 10 business days.")
     assert exact_match("When is my appeal due?", "Her appeal is due by June 23, 2026.")
     assert not exact_match("How long does processing take?", "Documents are due within 30 days.")
+    # "due to" is a cause, "how long do I get" asks for an entitlement, and a scene-setting "due" asks nothing
+    assert not exact_match("How long is leave due to a serious illness?", "A certificate is due within 15 days.")
+    assert not exact_match("How long do I get for bereavement leave?", "Requests must be submitted within 7 days.")
+    assert not exact_match("Our baby is due on 14 September. How long is the leave?", "Forms are due within 30 days.")
 
 
 def test_the_answer_leads_with_the_limit_a_deadline_question_asks_for() -> None:
