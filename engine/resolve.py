@@ -51,7 +51,8 @@ def resolve(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, collected: dict[s
                            orders=[article_similarity(kb, inquiry.question, rule_hits.hits + full.hits, structured)])
     # Which data to collect, or a checklist, comes from an article's sections: a plain guide that leads the
     # search answers a question about itself, never one of those.
-    led = inquiry.mode == "answer" and bool(ranked) and plain_document_leads(full.hits, structured)
+    led = inquiry.mode == "answer" and bool(ranked) and plain_document_leads(full.hits, structured,
+                                                                             by_score=strategy == "heuristic")
     out = Resolution(covered=bool(ranked) and not led and full.relevance.score >= ctx.relevance_threshold,
                      relevance=full.relevance, candidates=ranked, filters=full.filters, relaxed=full.relaxed,
                      facet_filters=facet_filters, collected=collected,
@@ -86,11 +87,12 @@ def resolve(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, collected: dict[s
     return out
 
 
-def plain_document_leads(hits: list[Any], structured: set[str]) -> bool:
+def plain_document_leads(hits: list[Any], structured: set[str], by_score: bool = True) -> bool:
     """Whether the question is about a plain document (a guide, an FAQ page, a transcript) rather than
     any article: the search's first PLAIN_LEAD hits are all plain text, or its first hit is plain and every
-    article's best scores under PLAIN_GAP of it (on the default reranker's 0-1.3 scale; a score at or
-    under 0, as a cross-encoder's logits can be, never leads this way). Then no article governs (it would
+    article's best scores under PLAIN_GAP of it (`by_score`: only on the default heuristic reranker's
+    0-1.3 scale, min-max over the SEARCH_DEPTH hits; a cross-encoder's logits or RRF's 1/(60+rank) make a
+    ratio meaningless). Then no article governs (it would
     pull its fields and critical chunks into an answer about something else), and the document answers,
     as it does in a KB of plain documents only."""
     top = hits[:PLAIN_LEAD]
@@ -98,7 +100,7 @@ def plain_document_leads(hits: list[Any], structured: set[str]) -> bool:
         return True
     # one plain chunk far ahead of every article's best (a call transcript's one window on the subject)
     best_article = next((h.score for h in hits if h.doc_id in structured), None)
-    return (bool(hits) and hits[0].doc_id not in structured and hits[0].score > 0
+    return (by_score and bool(hits) and hits[0].doc_id not in structured and hits[0].score > 0
             and best_article is not None and best_article < PLAIN_GAP * hits[0].score)
 
 

@@ -258,6 +258,7 @@ def test_one_plain_chunk_far_ahead_of_every_article_leads_too() -> None:
     assert not plain_document_leads([Hit(doc_id="claims", score=1.1), Hit(doc_id="call.vtt", score=0.2)], articles)
     negative = [Hit(doc_id="call.vtt", score=-0.1), Hit(doc_id="claims", score=-0.5)]  # a reranker's logits
     assert not plain_document_leads(negative, articles)
+    assert not plain_document_leads(far, articles, by_score=False)  # scores not on the heuristic's scale
 
 
 def test_a_question_about_a_bound_is_answered_by_the_sentence_stating_it() -> None:
