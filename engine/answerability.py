@@ -252,7 +252,7 @@ def unnamed_facets(detected: dict[str, list[str]], article_metadata: dict[str, o
             continue
         have = article_metadata.get(facet)
         have_values = have if isinstance(have, list) else [have]
-        if any(is_universal(v) for v in have_values if v is not None):
+        if any(is_universal(v, facet) for v in have_values if v is not None):
             continue  # "plan_type: all aid" carries whichever plan type the question names
         if not set(values) & {str(v) for v in have_values if v is not None}:
             missing.append(f"anything for {' or '.join(values)}")

@@ -25,6 +25,7 @@ FUNCTION_WORDS = frozenset(words(
 NAME_CASE_SHARE = 0.8
 # The first word of a facet value that covers every value of its facet ("all aid", "any plan type").
 UNIVERSAL_WORDS = frozenset({"all", "any", "every"})
+UNIVERSAL_FACETS = ("record_keeper", "plan_type")
 
 
 def _contains_seq(haystack: list[str], needle: list[str]) -> bool:
@@ -81,6 +82,8 @@ class FacetDetector:
         runs = {"".join(q_words[i:i + n]) for n in (1, 2, 3) for i in range(len(q_words) - n + 1)}
         found: dict[str, list[str]] = {}
         for (facet, value), forms in self.variants.items():
+            if is_universal(value, facet):
+                continue  # "does this apply to all aid?" names no plan type
             for form in forms:
                 f_stems = [stem(w) for w in words(form.replace("_", " "))]
                 if _contains_seq(q_stems, f_stems) or squash(form) in runs:
@@ -149,7 +152,7 @@ def facet_filter(detected: dict[str, list[str]], caller: dict[str, Any],
         if facet in mentioned or not values:
             continue
         clauses.append(facet_clause(facet, values[0] if len(values) == 1 else {"$in": values},
-                                    universal_values((known or {}).get(facet, []))))
+                                    universal_values(facet, (known or {}).get(facet, []))))
     return combine_filters(*clauses)
 
 
@@ -162,20 +165,21 @@ def facet_clause(facet: str, match: Any, universal: list[str] | None = None) -> 
     return {"$or": clauses}
 
 
-def is_universal(value: object) -> bool:
+def is_universal(value: object, facet: str = "plan_type") -> bool:
     """A facet value that names no one value but all of them ("all aid", "any plan", "All"): the article
-    applies whichever value a question names. A name that starts with such a word ("All Points
-    Retirement", every word capitalised) is a name, not "all"."""
-    text = str(value).replace("_", " ")
-    found = words(text)
-    if not found or found[0] not in UNIVERSAL_WORDS:
+    applies whichever value a question names. Only for the facets that name a provider or a product
+    (a topic is a subject, `any_device_access` is one). A name that starts with such a word ("All Points
+    Retirement", every word capitalised; "All-State", one word) is a name, not "all"."""
+    if facet not in UNIVERSAL_FACETS:
         return False
-    written = text.split()
+    written = str(value).replace("_", " ").split()
+    if not written or written[0].lower() not in UNIVERSAL_WORDS:
+        return False
     return len(written) == 1 or not all(w[:1].isupper() for w in written)
 
 
-def universal_values(values: Iterable[object]) -> list[str]:
-    return [str(v) for v in values if is_universal(v)]
+def universal_values(facet: str, values: Iterable[object]) -> list[str]:
+    return [str(v) for v in values if is_universal(v, facet)]
 
 
 def combine_filters(*filters: dict[str, Any]) -> dict[str, Any]:

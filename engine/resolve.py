@@ -20,7 +20,7 @@ from ..kb.text import display_text
 from ..llm.chat import ModelClock
 from ..retrieval.snapshot import KnowledgeBase
 from .access import visible_facets
-from .facets import combine_filters, facet_clause, filter_keys, universal_values
+from .facets import combine_filters, facet_clause, filter_keys, is_universal, universal_values
 from .privacy import SENSITIVE_PLACEHOLDER, masked
 from .records import ArticleCandidate, FieldSpec, Inquiry, Resolution
 from .search import search
@@ -39,8 +39,8 @@ def resolve(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, collected: dict[s
     """The governing article (or tied parallel articles), its fields, and what is missing or invalid."""
     collected = dict(inquiry.collected_data if collected is None else collected)
     chosen, bad_facets = chosen_facets(kb, collected, inquiry.access)
-    facet_filters = combine_filters(inquiry.facet_filters, *(facet_clause(f, v, universal_values(kb.facets.get(f, [])))
-                                                            for f, v in chosen.items()))
+    given = (facet_clause(f, v, universal_values(f, kb.facets.get(f, []))) for f, v in chosen.items())
+    facet_filters = combine_filters(inquiry.facet_filters, *given)
     # One model call per question reranks the context (in retrieval); ranking articles stays heuristic.
     strategy = "heuristic" if ctx.reranker == "llm" else ctx.reranker
     rule_hits = search(kb, ctx, inquiry, facet_filters=facet_filters, k=SEARCH_DEPTH, strategy=strategy,
@@ -189,7 +189,9 @@ def parallel_articles(ranked: list[ArticleCandidate], metadata: dict[str, dict[s
         if cand.score < PARALLEL_MARGIN * best.score:
             break
         md = metadata.get(cand.article_id, {})
-        differs = [f for f in FACETS if md.get(f) != best_md.get(f)]
+        # a value that covers every value ("all aid") is no rival choice: the question needs not pick one
+        differs = [f for f in FACETS if md.get(f) != best_md.get(f)
+                   and not is_universal(md.get(f), f) and not is_universal(best_md.get(f), f)]
         if differs and "topic" not in differs and not set(differs) & pinned:
             tied.append(cand.article_id)
             deciding.extend(f for f in differs if f not in deciding)
