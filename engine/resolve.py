@@ -31,6 +31,10 @@ SEARCH_DEPTH = 20
 # Plain documents holding this many top hits, before any article's, answer alone. Set as a rule, not tuned: no
 # calibration set mixes articles and plain documents; on solar's dev (the mixed set, held out) 2 and 4 give the same.
 PLAIN_LEAD = 3
+# For which data to collect, an article governs unless a guide scores over ~3x its best: set as a rule
+# between the cases we have (a claims article at 0.76 of its app guide, a loan article at 0.51 of a
+# loan-screen guide: both govern; a loan article at 0.25 of a password guide: not), not tuned on an eval set.
+FIELDS_GAP = 0.35
 PLAIN_GAP = 0.6  # chosen on dev (pets, aid, solar: 0.4-0.5 one question fewer, 0.7 one false answer more)
 
 
@@ -50,9 +54,10 @@ def resolve(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, collected: dict[s
     ranked = rank_articles([rule_hits.hits, full.hits], structured,
                            orders=[article_similarity(kb, inquiry.question, rule_hits.hits + full.hits, structured)])
     # Which data to collect, or a checklist, comes from an article's sections: a plain guide that leads the
-    # search answers a question about itself, never one of those.
-    led = inquiry.mode == "answer" and bool(ranked) and plain_document_leads(full.hits, structured,
-                                                                             by_score=strategy == "heuristic")
+    # search answers a question about itself, never one of those; only an article far behind it is out.
+    by_score = strategy == "heuristic"
+    led = bool(ranked) and (plain_document_leads(full.hits, structured, by_score) if inquiry.mode == "answer"
+                            else by_score and plain_far_ahead(full.hits, structured, FIELDS_GAP))
     out = Resolution(covered=bool(ranked) and not led and full.relevance.score >= ctx.relevance_threshold,
                      relevance=full.relevance, candidates=ranked, filters=full.filters, relaxed=full.relaxed,
                      facet_filters=facet_filters, collected=collected,
@@ -89,19 +94,24 @@ def resolve(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, collected: dict[s
 
 def plain_document_leads(hits: list[Any], structured: set[str], by_score: bool = True) -> bool:
     """Whether the question is about a plain document (a guide, an FAQ page, a transcript) rather than
-    any article: the search's first PLAIN_LEAD hits are all plain text, or its first hit is plain and every
-    article's best scores under PLAIN_GAP of it (`by_score`: only on the default heuristic reranker's
-    0-1.3 scale, min-max over the SEARCH_DEPTH hits; a cross-encoder's logits or RRF's 1/(60+rank) make a
-    ratio meaningless). Then no article governs (it would
-    pull its fields and critical chunks into an answer about something else), and the document answers,
-    as it does in a KB of plain documents only."""
+    any article: the search's first PLAIN_LEAD hits are all plain text, or one plain chunk is far ahead
+    (`plain_far_ahead`). Then no article governs (it would pull its fields and critical chunks into an
+    answer about something else), and the document answers, as it does in a KB of plain documents only."""
     top = hits[:PLAIN_LEAD]
     if len(top) == PLAIN_LEAD and not any(h.doc_id in structured for h in top):
         return True
-    # one plain chunk far ahead of every article's best (a call transcript's one window on the subject)
+    return by_score and plain_far_ahead(hits, structured)
+
+
+def plain_far_ahead(hits: list[Any], structured: set[str], gap: float = PLAIN_GAP) -> bool:
+    """The first hit is plain and every article's best scores under PLAIN_GAP of it (a call transcript's
+    one window on the subject). Read on the default heuristic reranker's 0-1.3 scale (min-max over the
+    SEARCH_DEPTH hits): a cross-encoder's logits or RRF's 1/(60+rank) make a ratio meaningless. For
+    which data to collect, the test (with FIELDS_GAP): an article a guide merely outranks still has the
+    fields; one far behind is about something else ("reset my password" is not the loan article's)."""
     best_article = next((h.score for h in hits if h.doc_id in structured), None)
-    return (by_score and bool(hits) and hits[0].doc_id not in structured and hits[0].score > 0
-            and best_article is not None and best_article < PLAIN_GAP * hits[0].score)
+    return (bool(hits) and hits[0].doc_id not in structured and hits[0].score > 0
+            and best_article is not None and best_article < gap * hits[0].score)
 
 
 def chosen_facets(kb: KnowledgeBase, collected: dict[str, Any],

@@ -220,26 +220,41 @@ def test_which_data_to_collect_comes_from_an_article_even_when_a_guide_leads_the
     still the article's (a plain guide has none), so required_data is not reported out of scope."""
     from citewise import api
 
-    guide = "# Taking a loan in the Northwind portal app\n\n" + "\n\n".join(
-        f"## Loan screen {i}\n\nIn the Northwind portal app, the loan screen {i} shows the loan you are taking "
-        f"and the information you give for it." for i in range(1, 6))
+    guide = ("# Using the Northwind portal app for loans\n\n## Opening the loan screen\n\nIn the Northwind portal "
+             "app, open the loan screen from the menu to start a savings plan loan.\n\n## What the loan screen "
+             "shows\n\nThe loan screen shows the information you give for the loan and its status.\n\n"
+             "## Notifications\n\nThe portal app notifies you when the loan is paid out.\n")
     home = northwind_home(tmp_path, {"loan-app-guide.md": guide}, fields=True)
-    question = "What information do I need to give to take a loan in the Northwind portal app?"
+    question = "What information do I need to give to take a Northwind savings plan loan in the portal app?"
     from citewise.config import Context
     from citewise.engine.access import UNRESTRICTED
     from citewise.engine.inquiry import understand
     from citewise.engine.pipeline import open_snapshot
-    from citewise.engine.resolve import plain_document_leads  # the premise: the guide leads the search
+    from citewise.engine.resolve import plain_far_ahead
     from citewise.engine.search import search
 
-    kb = open_snapshot(Context(home=str(home)))
-    hits = search(kb, Context(home=str(home)), understand(kb, Context(home=str(home)), {"question": question},
-                                                           UNRESTRICTED)).hits
-    assert plain_document_leads(hits, {d for d, info in kb.docs.items() if info.structured})
-    out = api.required_data(question, home=home)
+    ctx = Context(home=str(home))
+    kb = open_snapshot(ctx)
+    hits = search(kb, ctx, understand(kb, ctx, {"question": question}, UNRESTRICTED), k=20).hits
+    assert plain_far_ahead(hits, {d for d, info in kb.docs.items() if info.structured})  # the premise: an answer
+    out = api.required_data(question, home=home)                                         # would come from the guide
     assert out["article_reference"]["article_id"] == "northwind-loan"
     assert [f["key"] for f in out["required_fields"]["plan_data"] + out["required_fields"]["participant_data"]] == [
         "vested_balance"]
+
+
+def test_which_data_to_collect_is_not_an_unrelated_articles_when_a_guide_is_far_ahead(tmp_path) -> None:
+    """Resetting a password is in a guide only; the loan article, far behind it, does not govern that
+    inquiry's data (review: it had returned the loan's vested balance)."""
+    from citewise import api
+
+    guide = "# Resetting your password in the Northwind portal app\n\n" + "\n\n".join(
+        f"## Password step {i}\n\nIn the Northwind portal app, step {i} of resetting your password asks for "
+        f"the information on screen {i}." for i in range(1, 6))
+    home = northwind_home(tmp_path, {"password-guide.md": guide}, fields=True)
+    out = api.required_data("What information do I need to give to reset my password in the Northwind portal app?",
+                            home=home)
+    assert out["article_reference"] is None and out["missing_fields"] == [], out
 
 
 def test_one_plain_chunk_far_ahead_of_every_article_leads_too() -> None:
