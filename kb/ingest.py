@@ -235,13 +235,14 @@ def converts(kind: str) -> bool:
     return bool(kind) and kind not in TEXT_KINDS
 
 
-TRANSCRIPT_WORDS = 180  # about what the embedder reads in one pass (256 word pieces)
+TRANSCRIPT_WORDS = 180  # words, speaker labels counted: near MiniLM's 256 word pieces (a window past it is pooled)
 
 
 def convert_options(ctx: Context) -> dict[str, Any]:
-    """Transcript windows, each a chunk, cut at a speaker turn: no longer than the chunk size, nor than the
-    embedder reads at once. A call moves from subject to subject; a 30-turn call as one chunk was one
-    mean-pooled vector about everything, and too large to fit beside the governing article."""
+    """Transcript windows, each a chunk, cut at a speaker turn: about TRANSCRIPT_WORDS words (so a larger
+    `chunk_size` no longer widens them; a smaller one narrows them). A call moves from subject to subject;
+    a 30-turn call as one chunk was one mean-pooled vector about everything, too large to fit beside the
+    governing article. One segment longer than a window (a monologue) is still cut by the chunker."""
     return {"max_words": max(50, min(TRANSCRIPT_WORDS, int(ctx.chunk_size * WORDS_PER_TOKEN)))}
 
 

@@ -571,3 +571,14 @@ def test_a_call_is_chunked_in_windows_the_embedder_reads_whole(tmp_path: Path) -
     assert len(call) >= 10 and max(spoken) <= TRANSCRIPT_WORDS, spoken
     fact = next(c for c in call if "eleven business days" in c["text"])
     assert fact["position"]["start_time"] <= 12 * 60 + 34 <= fact["position"]["end_time"]
+
+
+def test_a_short_last_turn_joins_the_window_before_it() -> None:
+    """"You're welcome, bye." is not a chunk of its own; and a window's words count its speaker labels."""
+    from citewise.kb.convert.transcript import Segment, group
+
+    talk = [Segment(i * 10.0, i * 10.0 + 9, ("Dana Ruiz", "Alex Kim")[i % 2], "word " * 20) for i in range(9)]
+    tail = [Segment(95.0, 97.0, "Dana Ruiz", "You're welcome, bye.")]
+    windows = group(talk + tail, max_words=100)
+    assert windows[-1][-1].text == "You're welcome, bye." and len(windows[-1]) > 1
+    assert all(sum(len(s.text.split()) + 2 for s in w) <= 100 for w in windows[:-1])  # labels ("Dana Ruiz") count

@@ -169,7 +169,7 @@ def group(segments: list[Segment], max_words: int = MAX_WORDS) -> list[list[Segm
     window: list[Segment] = []
     words: list[int] = []
     for segment in segments:
-        count = len(segment.text.split())
+        count = len(segment.text.split()) + len((segment.speaker or "").split())  # its "Speaker:" label too
         while window and sum(words) + count > max_words:
             cut = _cut(window, words, segment.speaker, max_words)
             groups.append(window[:cut])
@@ -177,7 +177,10 @@ def group(segments: list[Segment], max_words: int = MAX_WORDS) -> list[list[Segm
         window.append(segment)
         words.append(count)
     if window:
-        groups.append(window)
+        if groups and sum(words) * 4 < max_words:  # a short tail ("You're welcome, bye.") joins the window before
+            groups[-1].extend(window)
+        else:
+            groups.append(window)
     return groups
 
 
