@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 from ..errors import IngestError
-from .text import clean_markdown, instruction_snippets, visible
+from .text import addressed_sentences, clean_markdown, instruction_snippets, visible
 
 # Bump when parsing or chunking changes what a file becomes: stores re-parse every file once.
 # 7: positions and source_type; quarantine; code blocks whole; namespace and confidentiality.
@@ -202,11 +202,14 @@ def bounded_metadata(front: dict[str, Any], source: str, warnings: list[str]) ->
 _HTML_COMMENT = re.compile(r"<!--.*?(-->|$)", re.DOTALL)
 
 
-def quarantine_reason(text: str) -> str:
+def quarantine_reason(text: str, converted: bool = False) -> str:
     """Why a document must not be used as a source, or "": any field of it (title, metadata, headings,
     body, FAQ, required-data lines, guardrails, comments) addresses the assistant instead of informing
-    the reader. Such a document is compromised as a whole: its facts are as suspect as its orders."""
-    found = instruction_snippets(text)
+    the reader. Such a document is compromised as a whole: its facts are as suspect as its orders.
+    A `converted` document (web page, office file, transcript) is held to `addressed_sentences`: its
+    prose is not written for an assistant, and the sentences that only look like orders are still
+    neutralised wherever they are retrieved."""
+    found = addressed_sentences(text) if converted else instruction_snippets(text)
     return f"text addressed to the assistant ({found[0][:80]!r})" if found else ""
 
 

@@ -199,4 +199,4 @@ def converted_document(result: Converted, source: SourceFile, digest: str,
     read = "\n".join([result.title, *(b.text for b in result.blocks), *(str(v) for v in metadata.values())])
     return Document(doc_id=source.relative, title=result.title, metadata=metadata, sections=sections,
                     source=str(source.path), content_hash=digest, structured=False,
-                    source_type=result.source_type, quarantine=quarantine_reason(read))
+                    source_type=result.source_type, quarantine=quarantine_reason(read, converted=True))

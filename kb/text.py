@@ -275,7 +275,7 @@ _INSTRUCTION_LIKE = re.compile(
     r"system|these|those)\b[^.!?\n]{0,20}\b(instructions?|rules?|guidelines?|guardrails?|prompts?|directions?|"
     r"policies)\b|\b(ignore|disregard|forget) (everything |all )?(the |that )?(above|previous|prior)\b[^.!?\n]{0,20}"
     r"\band\b|\byou are (now|no longer)\b|\bfrom now on\b[^.!?\n]{0,40}\b(you|assistant|model)\b|"
-    r"\b(system|developer) (prompt|message|instructions?)\b|\bnew instructions?\b|\bdo not (follow|obey)\b|"
+    r"\b(system|developer) (prompt|message|instructions?)\b|\bnew instructions?\b|\bdo not (follow|obey)\b(?!\s+up\b)|"
     r"\b(assistant|ai|llm|chatbot)s?,? (must|should|will) now\b|\bmodels?,? (must|should) now\b|"
     # role markers and requests to disclose what the assistant was given (a chat token named in prose or
     # quoted as a string, as a tokenizer's docs list it, opens no turn: "<|im_start|>": 100264). "assistant:"
@@ -287,13 +287,16 @@ _INSTRUCTION_LIKE = re.compile(
     r"<\|?im_start\|?>\s*(system|assistant|user|developer|tool)\b|"
     r"<\|im_start\|>[ \t]*\n|<\|im_end\|>[ \t]*\n[ \t]*<\|im_start|<\|(system|user|assistant)\|>(?![\"'])|"
     r"<system>|\[/?(inst|sys)\]|<</?sys>>|"
-    r"\b(reveal|print|output|show|repeat|disclose|leak|send)\b[^.!?\n]{0,25}\b(system prompt|"
+    r"(?<!never )(?<!not )(?<!n't )\b(reveal|print|output|show|repeat|disclose|leak|send)\b[^.!?\n]{0,25}\b("
+    r"system prompt|"
     r"your (prompt|instructions)|the prompt|api[ _-]?keys?|environment variables?|credentials|secrets?)\b|"
+    # ("AI systems must be reviewed by the risk committee" is governance, not an order to answer)
     r"\b(ai|automated|language[- ]model|llm) (agents?|assistants?|systems?|models?)\b[^.!?\n]{0,40}\b(must|should|"
-    r"are (required|instructed)|need to)\b|"
+    r"are (required|instructed) to|need to) ((not|never|now|always|only|also) )*" + _ANSWERING + r"\b|"
     r"\b(decode|decipher|translate) the following\b|\bpretend (to be|you are|that you)\b|\brole[- ]?play\b|"
     r"\bact as (an? )?(assistant|ai|chatbot|bot|different|new|unrestricted)\b|"
-    r"\b(tell|inform|instruct) the (ai|assistant|model|chatbot|bot)\b|\bimportant for the (ai|assistant|model)\b|"
+    r"\b(tell|inform|instruct) the (ai|assistant|model|chatbot|bot)\b(?!\s+(numbers?|names?|years?|series|codes?|"
+    r"types?|ids?)\b)|\bimportant for the (ai|assistant|model)\b|"
     r"\bnote to the " + _AI + r"\b|"
     # "Reminder for the AI assistant that summarizes this memo: ...", "Note for automated assistants"
     r"\b(notes?|reminders?|messages?|instructions?|memo|notice|tips?) (for|to) (the |any |all |every )?"
@@ -323,6 +326,27 @@ _INSTRUCTION_LIKE = re.compile(
 def instruction_snippets(text: str) -> list[str]:
     """The instruction-like passages in a text (what makes a document try to command the assistant)."""
     return [" ".join(text[max(0, m.start() - 20):m.end() + 20].split()) for m in _INSTRUCTION_LIKE.finditer(text)]
+
+
+# Office files, web pages and transcripts are not written for an assistant, and their ordinary prose trips
+# the broad patterns ("Virtual Assistant: please say...", "you are now enrolled", "role-play a call"): there
+# a sentence counts only if it also names an AI, or is an unmistakable override or chat-template token.
+_SPEAKER_LABEL = re.compile(r"(^|\n|\|)[ \t]*[^\n:|]{0,40}?\b(assistant|developer|system)[ \t]*:", re.IGNORECASE)
+_AI_ADDRESSEE = re.compile(r"\b(ai|a\.i\.|llms?|chatbots?|language models?|gpt|system prompt|automated (assistants?|"
+                           r"agents?|systems?|readers?))\b", re.IGNORECASE)
+_UNMISTAKABLE = re.compile(r"\b(ignore|disregard|forget|override|bypass)\b[^.!?\n]{0,30}\b(previous|prior|above|"
+                           r"earlier|all|your|system)\b[^.!?\n]{0,20}\b(instructions?|prompts?|guidelines?|guardrails?)\b|"
+                           r"<\|?im_start|<\|(system|user|assistant)\|>|\[/?inst\]|<</?sys>>|<system>", re.IGNORECASE)
+
+
+def addressed_sentences(text: str) -> list[str]:
+    """The sentences of a converted document (speaker and column labels set aside) that command an AI."""
+    found = []
+    for line in _SPEAKER_LABEL.sub(r"\1", text).split("\n"):
+        for part in re.split(r"(?<=[.!?])\s+", line):
+            if _INSTRUCTION_LIKE.search(part) and (_AI_ADDRESSEE.search(part) or _UNMISTAKABLE.search(part)):
+                found.append(" ".join(part.split()))
+    return found
 
 
 # Invisible format characters (zero-width, bidi overrides, tag characters) hide words from every check.
