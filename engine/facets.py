@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from ..kb.articles import FACETS
 from ..kb.text import squash, stem, words
 
 # English prepositions and particles: a closed class of words that say where or how, never whose. In a
@@ -25,7 +26,7 @@ FUNCTION_WORDS = frozenset(words(
 NAME_CASE_SHARE = 0.8
 # The first word of a facet value that covers every value of its facet ("all aid", "any plan type").
 UNIVERSAL_WORDS = frozenset({"all", "any", "every"})
-UNIVERSAL_FACETS = ("record_keeper", "plan_type")
+UNIVERSAL_FACETS = frozenset(FACETS) - {"topic"}  # a provider or a product; a topic is a subject
 
 
 def _contains_seq(haystack: list[str], needle: list[str]) -> bool:
