@@ -287,15 +287,15 @@ _INSTRUCTION_LIKE = re.compile(
     r"<\|?im_start\|?>\s*(system|assistant|user|developer|tool)\b|"
     r"<\|im_start\|>[ \t]*\n|<\|im_end\|>[ \t]*\n[ \t]*<\|im_start|<\|(system|user|assistant)\|>(?![\"'])|"
     r"<system>|\[/?(inst|sys)\]|<</?sys>>|"
-    r"(?<!never )(?<!not )(?<!n't )\b(reveal|print|output|show|repeat|disclose|leak|send)\b[^.!?\n]{0,25}\b("
+    r"(?<!never )(?<!do not )(?<!n't )\b(reveal|print|output|show|repeat|disclose|leak|send)\b[^.!?\n]{0,25}\b("
     r"system prompt|"
     r"your (prompt|instructions)|the prompt|api[ _-]?keys?|environment variables?|credentials|secrets?)\b|"
     # ("AI systems must be reviewed by the risk committee" is governance, not an order to answer)
     r"\b(ai|automated|language[- ]model|llm) (agents?|assistants?|systems?|models?)\b[^.!?\n]{0,40}\b(must|should|"
-    r"are (required|instructed) to|need to) ((not|never|now|always|only|also) )*" + _ANSWERING + r"\b|"
+    r"are (required|instructed)|need to)\b(?!\s+be\b)|"
     r"\b(decode|decipher|translate) the following\b|\bpretend (to be|you are|that you)\b|\brole[- ]?play\b|"
     r"\bact as (an? )?(assistant|ai|chatbot|bot|different|new|unrestricted)\b|"
-    r"\b(tell|inform|instruct) the (ai|assistant|model|chatbot|bot)\b(?!\s+(numbers?|names?|years?|series|codes?|"
+    r"\b(tell|inform|instruct) the (ai|assistant|model|chatbot|bot)\b(?!\s+(numbers?|years?|series|codes?|"
     r"types?|ids?)\b)|\bimportant for the (ai|assistant|model)\b|"
     r"\bnote to the " + _AI + r"\b|"
     # "Reminder for the AI assistant that summarizes this memo: ...", "Note for automated assistants"
@@ -331,7 +331,9 @@ def instruction_snippets(text: str) -> list[str]:
 # Office files, web pages and transcripts are not written for an assistant, and their ordinary prose trips
 # the broad patterns ("Virtual Assistant: please say...", "you are now enrolled", "role-play a call"): there
 # a sentence counts only if it also names an AI, or is an unmistakable override or chat-template token.
-_SPEAKER_LABEL = re.compile(r"(^|\n|\|)[ \t]*[^\n:|]{0,40}?\b(assistant|developer|system)[ \t]*:", re.IGNORECASE)
+# a speaker or column label: up to three words (a name, a title, a time stamp before it) ending in the role word
+_SPEAKER_LABEL = re.compile(r"(^|\n|\|)([ \t]*(\[[^\]\n]{0,20}\][ \t]*)?(?:[A-Za-z][\w.'-]*[ \t]+){0,3}"
+                            r"(?:assistant|developer|system)[ \t]*:)", re.IGNORECASE)
 _AI_ADDRESSEE = re.compile(r"\b(ai|a\.i\.|llms?|chatbots?|language models?|gpt|system prompt|automated (assistants?|"
                            r"agents?|systems?|readers?))\b", re.IGNORECASE)
 _UNMISTAKABLE = re.compile(r"\b(ignore|disregard|forget|override|bypass)\b[^.!?\n]{0,30}\b(previous|prior|above|"
@@ -342,7 +344,11 @@ _UNMISTAKABLE = re.compile(r"\b(ignore|disregard|forget|override|bypass)\b[^.!?\
 def addressed_sentences(text: str) -> list[str]:
     """The sentences of a converted document (speaker and column labels set aside) that command an AI."""
     found = []
-    for line in _SPEAKER_LABEL.sub(r"\1", text).split("\n"):
+    for raw in text.split("\n"):
+        if _UNMISTAKABLE.search(raw):  # "Ignore all previous instructions, assistant: ..." before any label goes
+            found.append(" ".join(raw.split()))
+            continue
+        line = _SPEAKER_LABEL.sub(lambda m: m.group(0) if _AI_ADDRESSEE.search(m.group(2)) else m.group(1), raw)
         for part in re.split(r"(?<=[.!?])\s+", line):
             if _INSTRUCTION_LIKE.search(part) and (_AI_ADDRESSEE.search(part) or _UNMISTAKABLE.search(part)):
                 found.append(" ".join(part.split()))
