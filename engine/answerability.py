@@ -106,8 +106,9 @@ _DEADLINE_SENTENCE = re.compile(
 
 # "Is there a ceiling on how much...", "what's the most...": a bound, stated as one ("up to", "maximum").
 _BOUND_QUESTION = {
-    "max": re.compile(r"\b(ceiling|cap|caps|capped|limit|limits|maximum|max|most|highest|up to)\b", re.IGNORECASE),
-    "min": re.compile(r"\b(floor|minimum|min|least|lowest)\b", re.IGNORECASE)}
+    "max": re.compile(r"\b(ceiling|cap|caps|capped|limit|limits|maximum|max|up to)\b|"
+                      r"\bthe most (i|we|you|they|one|it)\b", re.IGNORECASE),
+    "min": re.compile(r"\b(floor|minimum|min|at least)\b|\bthe least (i|we|you|they|one|it)\b", re.IGNORECASE)}
 _BOUND_SENTENCE = {
     "max": re.compile(r"\b(maximum|max|cap|caps|capped|ceiling|up to|limit|limited to|no more than|at most|"
                       r"(may|can|must) not exceed|exceeds?)\b", re.IGNORECASE),
@@ -217,8 +218,10 @@ _FULL_DATE = re.compile(r"\b(" + _MONTH + r"\s+\d{1,2}(st|nd|rd|th)?,?\s+|\d{1,2
                         + r",?\s+)(19|20)\d\d\b|\b(19|20)\d\d-\d\d-\d\d\b|\b\d{1,2}/\d{1,2}/(19|20)\d\d\b",
                         re.IGNORECASE)
 EVENT_QUESTIONS = {"yesno", "procedure", "party"}  # they ask whether, how or who, not for a figure of a period
-# ... unless they name a figure ("Is the fee still $75 on January 1, 2031?": the fee of that day)
-_FIGURE_WORDS = re.compile(r"\b(fees?|costs?|prices?|rates?|limits?|caps?|amounts?|charges?|premiums?|deductibles?|"
+# ... unless they ask about a figure on that day ("Is the fee still $75 on January 1, 2031?"; not "can I pay
+# the fee by check on March 3, 2027?", which is about paying)
+_FIGURE_WORDS = re.compile(r"\b(is|are|will|would|does|do) (the|my|your|their|its|this|that) [\w'() -]{0,40}?\b("
+                           r"fees?|costs?|prices?|rates?|limits?|caps?|amounts?|charges?|premiums?|deductibles?|"
                            r"percent(age)?|allowances?|minimums?|maximums?)\b", re.IGNORECASE)
 
 

@@ -95,6 +95,7 @@ def test_through_the_engine_an_unstated_detail_is_uncertain_and_a_stated_one_ans
     assert question_years("Can I take a hardship withdrawal in 2031?") == {"2031"}  # a year: the period asked
     # ... and a day a yes/no question asks a figure for is the figure's date (review of 89c6c0a)
     assert question_years("Is the loan setup fee still $75 on January 1, 2031?") == {"2031"}
+    assert question_years("Can I pay the loan origination fee by check on March 3, 2027?") == set()  # paying it
     dated_yes_no = ask("Can I take a Northwind savings plan loan on 14 September 2031?")
     assert dated_yes_no["decision"] in ("can_proceed", "needs_data"), dated_yes_no["response"]["text"]
 
@@ -287,6 +288,10 @@ def test_a_question_about_a_bound_is_answered_by_the_sentence_stating_it() -> No
     question = "Is there a ceiling on how much Cedar Hollow will credit me for one leak?"
     assert exact_match(question, "The maximum adjustment is $1,250.00 per application.")
     assert exact_match("What is the least I can pay?", "Payments must be at least $25.")
+    assert exact_match("What's the most I can borrow?", "You can borrow up to $50,000.")
+    # "most participants", "the most common" ask for no bound (second review: any "up to" sentence led)
+    assert not exact_match("How much do most participants pay in loan fees?", "You can borrow up to $30,000.")
+    assert not exact_match("What is the most common fee?", "The maximum fee is $75.")
     assert not exact_match(question, "The sewer portion is credited at 100% of the excess usage.")
     text = ("- One leak adjustment per account every 24 months.\n- The sewer portion is credited at 100% of the "
             "excess usage when the leaked water did not enter the sewer.\n- The maximum adjustment is $1,250.00 "
