@@ -43,7 +43,10 @@ SECTION_KINDS: dict[str, tuple[str, str]] = {
     "faqs": ("faqs", "medium"),
     "background": ("background", "low"),
     "related": ("background", "low"),
-    # other wordings of the same kinds, as teams title them
+}
+# Other wordings of the same kinds, as teams title an article's sections: matched whole (not "Never say die",
+# "Costs of living"), and only in articles (a web page's "What not to say" section is its content).
+HEADING_ALIASES: dict[str, tuple[str, str]] = {
     "what never to say": ("guardrails", "critical"),
     "what not to say": ("guardrails", "critical"),
     "never say": ("guardrails", "critical"),
@@ -115,13 +118,16 @@ def content_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def section_kind(heading: str, kinds: dict[str, tuple[str, str]] = SECTION_KINDS) -> tuple[str, str]:
-    """Kind of a section from its heading: exact name, or a name followed by a descriptor
+def section_kind(heading: str, kinds: dict[str, tuple[str, str]] = SECTION_KINDS,
+                 aliases: dict[str, tuple[str, str]] = HEADING_ALIASES) -> tuple[str, str]:
+    """Kind of a section from its heading: exact name or alias, or a name followed by a descriptor
     ("Guardrails (what never to say)", "Fees and charges", "Steps to apply"); else content."""
     text = re.sub(r"\([^)]*\)", " ", heading.lower())
     key = re.sub(r"\s+", " ", re.sub(r"[^a-z0-9 ]+", " ", text)).strip()
     if key in kinds:
         return kinds[key]
+    if key in aliases:
+        return aliases[key]
     for name in sorted(kinds, key=len, reverse=True):
         if key.startswith(name + " "):
             return kinds[name]

@@ -170,7 +170,7 @@ def converted_document(result: Converted, source: SourceFile, digest: str,
         if not units:
             return
         shown = path[1:] if len(path) > 1 and path[0] == result.title else path  # the title is indexed anyway
-        chunk_type, tier = section_kind(path[-1], kinds) if path else CONTENT
+        chunk_type, tier = section_kind(path[-1], kinds, aliases={}) if path else CONTENT
         sections.append(Section(" > ".join(shown), chunk_type, tier, "\n\n".join(u.text for u in units),
                                 start=units[0].start, units=list(units), heading_path=path))
         units.clear()

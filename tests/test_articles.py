@@ -128,6 +128,8 @@ def test_analyser_unifies_plan_names_and_acronym_plurals() -> None:
     ("What never to say", "guardrails"), ("What not to say", "guardrails"), ("Frequently asked questions", "faqs"),
     ("Q&A", "faqs"), ("Who qualifies", "eligibility"), ("Costs", "fees"), ("Troubleshooting", "common_issues"),
     ("Worked examples", "examples"), ("Costume rules", "content"),
+    # aliases match whole headings only (second review)
+    ("Never say die", "content"), ("Costs of living adjustment", "content"), ("Pricing history 2019-2024", "content"),
 ])
 def test_headings_with_descriptors_keep_their_kind(heading: str, expected: str) -> None:
     assert section_kind(heading)[0] == expected
@@ -141,3 +143,10 @@ def test_never_say_lines_under_another_guardrails_heading_bind() -> None:
 
     section = next(s for s in doc.sections if s.chunk_type == "guardrails")
     assert parse_guardrails(section.text).never_say == ["your gas will stay on"]
+
+
+def test_a_converted_documents_headings_use_the_format_names_only() -> None:
+    """A web page's "What not to say to a customer" section is what the page says (content, answerable),
+    not an article's guardrails."""
+    assert section_kind("What not to say", aliases={}) == ("content", "medium")
+    assert section_kind("Steps", aliases={}) == ("steps", "high")  # the format's own names still apply

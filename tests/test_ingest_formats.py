@@ -582,3 +582,13 @@ def test_a_short_last_turn_joins_the_window_before_it() -> None:
     windows = group(talk + tail, max_words=100)
     assert windows[-1][-1].text == "You're welcome, bye." and len(windows[-1]) > 1
     assert all(sum(len(s.text.split()) + 2 for s in w) <= 100 for w in windows[:-1])  # labels ("Dana Ruiz") count
+
+
+def test_a_web_pages_what_not_to_say_section_is_its_content(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "training.html").write_text("<html><body><h1>Calls in arrears</h1><h2>What not to say</h2>"
+                                       "<p>Avoid threatening language with a customer in arrears.</p></body></html>")
+    ingest([src], tmp_path / "home", progress=False)
+    chunk = next(c for c in Store(tmp_path / "home").chunks_of("training.html") if "threatening" in c["text"])
+    assert chunk["chunk_type"] == "content"
