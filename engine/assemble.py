@@ -77,7 +77,8 @@ def assemble(hits: list[Passage], article_chunks: list[Passage], article_id: str
     overhead = count_tokens(HEADER + OPEN + CLOSE)
     # Labels must follow packing order, so render with provisional labels and relabel afterwards.
     packed = pack(candidates, budget, lambda item, t: render_chunk("C000", item[0], item[1] if t is None else t),
-                  overhead=overhead, truncatable=lambda item: item[0].tier == "critical", text_of=lambda item: item[1])
+                  overhead=overhead, truncatable=lambda item: item[0].tier == "critical" or item[0].doc_id == lead,
+                  text_of=lambda item: item[1])
     chunks: list[ContextChunk] = []
     blocks: list[str] = []
     for i, ((c, text), block, cut) in enumerate(zip(packed.items, packed.blocks, packed.texts, strict=True), start=1):

@@ -114,3 +114,11 @@ def test_a_plain_document_that_leads_goes_first_when_no_article_governs() -> Non
     assert [c.chunk_id for c in order_candidates(hits, [], None, lead="call.srt")] == [
         "call.srt#1", "call.srt#4", "a1#2", "a2#3"]
     assert [c.chunk_id for c in order_candidates(hits, [], None)][:2] == ["a1#2", "a2#3"]
+
+
+def test_a_leading_documents_chunk_is_cut_to_fit_rather_than_dropped() -> None:
+    """Under a small budget the leading transcript window is cut to the room left, as a critical chunk is,
+    instead of being skipped while another article's critical chunk is cut in (second review)."""
+    window = _chunk(1, "medium", "call.srt", 1.0, words=180)
+    built = assemble([window, _chunk(2, "critical", "a1", 0.4)], [], None, 200, lead="call.srt")
+    assert built.chunks[0].chunk_id == "call.srt#1" and built.chunks[0].truncated and built.tokens <= 200
