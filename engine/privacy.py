@@ -10,12 +10,16 @@ _PII = [
     ("email", re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b"), "[EMAIL]"),
     ("routing_number", re.compile(r"(?i)(\brouting(?: number| no\.?| #)?\D{0,12})(\d{9})\b"), None),
     ("account_number", re.compile(r"(?i)(\b(?:account|acct)(?: number| no\.?| #)?\D{0,12})(\d[\d-]{5,19}\d)\b"), None),
-    # a date given as someone's date of birth (a date alone is not personal: "the deadline is 4/15/2026")
-    ("date_of_birth", re.compile(r"(?i)(\b(?:date of birth|birth ?date|d\.?o\.?b\.?|born(?: on)?)\W{0,6}(?:is\W{1,3})?)"
+    # a date given as someone's date of birth (a date alone is not personal: "the deadline is 4/15/2026"; nor
+    # is a rule's cut-off: "born on January 1, 1960 or later")
+    ("date_of_birth", re.compile(r"(?i)(\b(?:date of birth|birth ?date|birthday|d\.?o\.?b\.?|born(?: on)?)"
+                                 r"(?:\s*\([^)\n]{0,20}\))?\W{0,6}(?:is\W{1,3})?)"
                                  r"(\d{4}-\d{1,2}-\d{1,2}|\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}|"
                                  r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}(?:st|nd|rd|th)?,?"
                                  r"\s+\d{4}|\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|"
-                                 r"oct|nov|dec)[a-z]*\.?,?\s+\d{4})\b"), None),
+                                 r"oct|nov|dec)[a-z]*\.?,?\s+\d{4})\b"
+                                 r"(?!,?\s+(?:or|and)\s+(?:later|earlier|before|after|older|younger)\b|"
+                                 r"\s+through\b)"), None),
     ("phone", re.compile(r"(?<!\d)(?:\+?1[ .-]?)?\(?\d{3}\)?[ .-]\d{3}[ .-]\d{4}(?!\d)"), "[PHONE]"),
     ("card_or_account", re.compile(r"(?<![\d$.,])\d{12,19}(?![\d.,])"), "[NUMBER]"),
 ]

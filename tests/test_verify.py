@@ -64,6 +64,7 @@ def test_support_score() -> None:
     ("DOB: 1961-04-12", "date_of_birth", "DOB: [DATE_OF_BIRTH]"),
     ("I was born on April 12, 1961", "date_of_birth", "I was born on [DATE_OF_BIRTH]"),
     ("born 12 April 1961", "date_of_birth", "born [DATE_OF_BIRTH]"),
+    ("date of birth (mm/dd/yyyy): 04/12/1961", "date_of_birth", "date of birth (mm/dd/yyyy): [DATE_OF_BIRTH]"),
 ])
 def test_personal_data_is_masked(text: str, kind: str, masked: str) -> None:
     out, kinds = mask_pii(text)
@@ -73,7 +74,8 @@ def test_personal_data_is_masked(text: str, kind: str, masked: str) -> None:
 def test_amounts_dates_and_plan_names_are_not_personal_data() -> None:
     text = "Borrow up to $50,000 (50%) by 2026-05-01 from a 401(k) over 60 days; 1,000 hours."
     assert mask_pii(text) == (text, [])
-    for text in ("Participants born in 1961 may take catch-up contributions.", "The deadline is April 15, 2026."):
+    for text in ("Participants born in 1961 may take catch-up contributions.", "The deadline is April 15, 2026.",
+                 "Participants born on January 1, 1960 or later start RMDs at age 75."):
         assert mask_pii(text) == (text, [])  # a birth year or a date that is nobody's birth date
 
 
