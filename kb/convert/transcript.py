@@ -169,7 +169,9 @@ def group(segments: list[Segment], max_words: int = MAX_WORDS) -> list[list[Segm
     window: list[Segment] = []
     words: list[int] = []
     for segment in segments:
-        count = len(segment.text.split()) + len((segment.speaker or "").split())  # its "Speaker:" label too
+        # its "Speaker:" label too, shown once per run of one speaker's segments
+        shown = not window or window[-1].speaker != segment.speaker
+        count = len(segment.text.split()) + (len((segment.speaker or "").split()) if shown else 0)
         while window and sum(words) + count > max_words:
             cut = _cut(window, words, segment.speaker, max_words)
             groups.append(window[:cut])
