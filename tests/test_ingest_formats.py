@@ -568,7 +568,8 @@ def test_a_call_is_chunked_in_windows_the_embedder_reads_whole(tmp_path: Path) -
     ingest([src], tmp_path / "home", progress=False)
     call = Store(tmp_path / "home").chunks_of("briefing.vtt")
     spoken = [len(" ".join(line.split(":", 1)[1] for line in c["text"].split("\n")).split()) for c in call]
-    assert len(call) >= 10 and max(spoken) <= TRANSCRIPT_WORDS, spoken
+    # (the last window may hold a short tail: up to a quarter more)
+    assert len(call) >= 10 and max(spoken[:-1]) <= TRANSCRIPT_WORDS and spoken[-1] <= 1.25 * TRANSCRIPT_WORDS, spoken
     fact = next(c for c in call if "eleven business days" in c["text"])
     assert fact["position"]["start_time"] <= 12 * 60 + 34 <= fact["position"]["end_time"]
 
