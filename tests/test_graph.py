@@ -257,6 +257,17 @@ def test_a_facet_value_of_all_covers_whichever_value_a_question_names(tmp_path: 
 
     assert is_universal("all aid") and is_universal("Any plan") and is_universal("All") and is_universal("every_plan")
     assert not is_universal("All Points Retirement") and not is_universal("grant") and not is_universal("Allstate")
+    assert not is_universal("All-State") and not is_universal("any_device_access", "topic")  # a name, a topic
+    from citewise.engine.facets import FacetDetector
+    from citewise.engine.records import ArticleCandidate
+    from citewise.engine.resolve import parallel_articles
+
+    detector = FacetDetector({"plan_type": ["all aid", "grant", "loan"]})
+    assert detector.detect("Does this apply to all aid?") == {}  # names no plan type
+    ranked = [ArticleCandidate("drop", "Drop", 1.0, []), ArticleCandidate("loan-drop", "Loan drop", 0.95, [])]
+    metadata = {"drop": {"topic": "enrollment", "plan_type": "all aid"},
+                "loan-drop": {"topic": "enrollment", "plan_type": "loan"}}
+    assert parallel_articles(ranked, metadata, set()) == ([], [])  # "all aid" or "loan" is no choice to ask
     from citewise.engine.answerability import unnamed_facets  # (consulted when a search had to relax facets)
 
     assert unnamed_facets({"plan_type": ["grant"]}, {"plan_type": "all aid"}) == []
