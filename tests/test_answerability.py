@@ -299,3 +299,24 @@ def test_a_question_about_a_bound_is_answered_by_the_sentence_stating_it() -> No
     chunks = [ContextChunk("C1", "leak#0", "leak", "Leak adjustments", "business_rules", "critical", text)]
     draft = ExtractiveGenerator().generate(AnswerRequest(question, "", chunks, "leak", {}))
     assert draft.sections[0].answer_components[0].startswith("The maximum adjustment is $1,250.00")
+
+
+def test_the_score_gap_is_read_only_on_the_heuristic_rerankers_scale(tmp_path, monkeypatch) -> None:
+    """RRF's 1/(60+rank) or a cross-encoder's logits make a ratio of scores meaningless: with another
+    reranker resolve never asks whether a plain document is far ahead."""
+    from citewise.config import Context
+    from citewise.engine import resolve as resolve_module
+    from citewise.engine.access import UNRESTRICTED
+    from citewise.engine.inquiry import understand
+    from citewise.engine.pipeline import open_snapshot
+
+    home = northwind_home(tmp_path)
+    asked: list[bool] = []
+    real = resolve_module.plain_far_ahead
+    monkeypatch.setattr(resolve_module, "plain_far_ahead", lambda *a, **k: asked.append(True) or real(*a, **k))
+    for reranker, expected in (("none", []), ("heuristic", [True])):
+        asked.clear()
+        ctx = Context(home=str(home), reranker=reranker)
+        kb = open_snapshot(ctx)
+        resolve_module.resolve(kb, ctx, understand(kb, ctx, {"question": "What is the loan setup fee?"}, UNRESTRICTED))
+        assert asked == expected, reranker
