@@ -124,9 +124,9 @@ def exact_match(question: str, sentence: str) -> bool:
     if unit and re.search(rf"(?<![\d,.])\d[\d,.]*\s*(-|to)?\s*({unit.group(1) or ''})?{unit.group(2)}s?\b", sentence,
                           re.IGNORECASE):
         return True
-    if _DEADLINE_QUESTION.search(asking_part(question)) and _DEADLINE_SENTENCE.search(sentence):
-        return True
     asking = asking_part(question)
+    if _DEADLINE_QUESTION.search(asking) and _DEADLINE_SENTENCE.search(sentence):
+        return True
     return any(_BOUND_QUESTION[b].search(asking) and _BOUND_SENTENCE[b].search(sentence) for b in ("max", "min"))
 
 

@@ -3,8 +3,9 @@
 Nothing is written that is not in the context, so every item is a verbatim, cited extract:
 answer components are the context sentences most relevant to the question (0.45 x term overlap,
 terms weighted by IDF and by how well they discriminate within the context, + 0.45 x dense
-similarity to the question, + a bonus for a sentence of the type asked, more in the question's own unit
-or, for a deadline question, giving a limit, + small priors for retrieval score and the matched article), steps are
+similarity to the question, + a bonus for a sentence of the type asked, more in the question's own terms:
+its unit, the limit a deadline question asks for, the bound a "ceiling" question asks for; + small priors
+for retrieval score and the matched article), steps are
 the list items of a `steps` chunk, warnings are the articles' `Always:` rules plus warning-like
 sentences.
 """
