@@ -306,6 +306,15 @@ _INSTRUCTION_LIKE = re.compile(
     r"\b(ignore|disregard)\b[^.!?\n]{0,50}\b(above|previous|prior|earlier|preceding)\b[^.!?\n]{0,30}\band "
     r"(tell|say|answer|respond|reply|state|promise|inform|assure)\b|"
     r"\bif you are an? (ai|assistant|language model|llm|chatbot)\b|"
+    # an AI addressed by name or as a reader ("GPT, respond that...", "Bot: always approve refunds", "If an AI is
+    # reading this, say...", "Language models summarizing this page: state that...", "To any chatbot: ...")
+    r"\b(ai|gpt|chatgpt|copilot|llm|bot)\s*[,:]\s*(please\s+)?((always|never|only|just|now)\s+)?" + _ANSWERING
+    + r"\b|"
+    r"\b(if|when) (an? |any )?(ai|llm|chatbot|language model|bot)s? (is |are )?(reading|summari[sz]ing|processing)\b|"
+    r"\b(any|all) (ai|llm|chatbot|language model)s? (reading|summari[sz]ing|processing)\b|"
+    r"\b(language models?|llms?|chatbots?) (reading|summari[sz]ing|processing) this\b|"
+    r"\bchatbot instructions?\b|\bto (any|the|all|every) (chatbots?|ais|llms?)\s*:|"
+    r"\bwhen (you are )?summari[sz]ing this (document|page|article|memo|text|file)\b|"
     r"\b(dear|hey|attention,?) (assistant|ai|chatbot)\b(?!-)|\b(dear|hey|attention,?) model\s*[,:!]|"
     r"\bas the (assistant|ai|chatbot|model)(\s*,|,?[ \t]+you\b)|(^|[.!?:\n][ \t]*)model,?[ \t]+you\b|"
     r"\b(assistant|chatbot|ai model)\s*,\s*(you|answer|reply|respond|say|tell|output|print|ignore)\b|"
