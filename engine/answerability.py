@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from itertools import pairwise
 
 from ..kb.text import STOPWORDS, stem, terms, words
@@ -204,6 +205,7 @@ def years(text: str) -> set[str]:
     return found
 
 
+@lru_cache(maxsize=512)  # asked once per candidate sentence of an answer (exact_match): same question each time
 def asking_part(question: str) -> str:
     """The sentences of a question that ask (a question mark, or an asking phrase), without those that set
     the scene ("Our baby is due on 14 September 2026. How much leave can I take?"); the whole question

@@ -102,13 +102,16 @@ def term_precision_fn(kb: Any) -> Callable[[str, str, str], float]:
     those that carry the facet at all. A plain document (no front matter) is about no value in
     particular: its many "Meadowlark"s do not make the brand word less telling of Meadowlark's articles."""
     cache: dict[tuple[str, str, str], float] = {}
+    carriers: dict[str, Any] = {}  # facet -> mask of the chunks that carry it (one per facet, not per term)
 
     def precision(term: str, facet: str, value: str) -> float:
         key = (term, facet, value)
         if key not in cache:
             rows = kb.bm25.rows_containing(term)
             mask = kb.meta.mask({facet: value})
-            has = kb.meta.mask({facet: {"$exists": True}})
+            if facet not in carriers:
+                carriers[facet] = kb.meta.mask({facet: {"$exists": True}})
+            has = carriers[facet]
             if has is not None and rows.size:
                 rows = rows[has[rows]]
             cache[key] = float(np.mean(mask[rows])) if rows.size and mask is not None else 0.0
