@@ -47,7 +47,10 @@ SENTENCE_TYPES: dict[str, re.Pattern[str]] = {t: re.compile(p, re.IGNORECASE) fo
               r"\bfree\b|\bat no (cost|charge)\b",
     "percent": r"\d\s*%|\bpercent\b",
     "date": _MONTH + r"\b|\bage\s+\d|\b\d+(½)?\s*(or older|and older)\b|\b(19|20)\d\d\b|\bby the (end|date)\b|"
-            r"\b(end|start|beginning) of the (year|month|quarter)\b|\bdeadline\b",
+            r"\b(end|start|beginning) of the (year|month|quarter)\b|\bdeadline\b|"
+            # "when are the phone lines open": a clock time or the days of the week answer it
+            r"\b\d{1,2}(:\d\d)?\s?(a\.m\.|p\.m\.|am\b|pm\b)|\b(noon|midnight)\b|"
+            r"\b(mon|tues|wednes|thurs|fri|satur|sun)days?\b|\b(weekdays|weekends|business days?)\b",
     "duration": r"\b\d+(\.\d+)?\s*(to \d+\s*)?(business |calendar )?(hours?|days?|weeks?|months?|years?|pay periods?|"
                 r"minutes?)\b|\b(one|two|three|four|five|six|seven|ten|twelve) (business )?(days?|weeks?|months?|"
                 r"years?)\b|\bimmediately\b|\bsame day\b",

@@ -37,12 +37,17 @@ STOPWORDS: frozenset[str] = frozenset(STOPWORDS_EN) | {"s", "t", "can", "will", 
                                                         "i", "me", "my", "you", "your", "we", "our", "how",
                                                         "what", "when", "where", "which", "who", "why",
                                                         "have", "has", "had", "having", "been", "being", "were",
-                                                        "am", "its", "also", "than", "so", "very", "just"}
+                                                        "am", "its", "also", "than", "so", "very", "just"} | {
+    # contractions, apostrophe dropped ("don't" -> "dont"): function words, never a subject a question asks
+    # about. Not "id", "ill", "well", "shell", "wed", "lets": those are words too.
+    "dont", "doesnt", "didnt", "cant", "couldnt", "wont", "wouldnt", "shouldnt", "isnt", "arent", "wasnt",
+    "werent", "havent", "hasnt", "hadnt", "mustnt", "im", "ive", "youre", "youve", "youll", "youd", "theyre",
+    "theyve", "theyll", "theyd", "weve", "whats", "theres", "thats", "heres", "wheres", "whos", "hows"}
 NEGATIONS: frozenset[str] = frozenset({"no", "not", "never", "cannot", "cant", "dont", "doesnt", "isnt", "wont",
                                        "without", "nor", "none"})
 _stemmer = Stemmer.Stemmer("english")
 # Identifies the analyser; an index built by another analyser is rebuilt rather than mis-scored.
-ANALYZER_VERSION = 2  # bump whenever normalize/words/terms change what an indexed text becomes
+ANALYZER_VERSION = 3  # bump whenever normalize/words/terms change what an indexed text becomes
 ANALYZER_ID = (f"v{ANALYZER_VERSION}/snowball-english/stop-"
                + hashlib.sha1(" ".join(sorted(STOPWORDS)).encode()).hexdigest()[:10])
 
@@ -235,6 +240,11 @@ def _prose_items(text: str) -> list[tuple[str, str]]:
 # A full stop after these does not end a sentence ("see Kamphuis et al. 2020", "e.g. Python").
 # ("No." and "St." are left out: "A: No. The form controls." is two sentences.)
 _ABBREVIATION = re.compile(r"(\b(?i:et al|e\.g|i\.e|vs|cf|approx)|\b(Dr|Mrs?|Ms))\.[\"')\]]*$")
+# "8 p.m. Central time, Monday through Saturday": a clock time's "a.m."/"p.m." ends a sentence only when
+# what follows is not its time zone or the days it applies to.
+_CLOCK_END = re.compile(r"\d\s?(?i:a\.m|p\.m)\.$")
+_CLOCK_GOES_ON = re.compile(r"^((Central|Eastern|Pacific|Mountain|Atlantic|Alaska|Hawaii)\b|(local|LOCAL) time\b|"
+                            r"[ECMPA][SD]?T\b|GMT\b|UTC\b|(Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day)")
 
 
 def split_sentences(text: str) -> list[str]:
@@ -243,7 +253,7 @@ def split_sentences(text: str) -> list[str]:
         return []
     out: list[str] = []
     for piece in (s.strip() for s in _SENTENCE_END.split(text)):
-        if out and _ABBREVIATION.search(out[-1]):
+        if out and (_ABBREVIATION.search(out[-1]) or (_CLOCK_END.search(out[-1]) and _CLOCK_GOES_ON.match(piece))):
             out[-1] = f"{out[-1]} {piece}"
         elif piece:
             out.append(piece)

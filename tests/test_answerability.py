@@ -6,6 +6,7 @@ from pathlib import Path
 
 from citewise.engine.answerability import assess, focus_terms, question_type, question_years
 from citewise.engine.outcomes import subject_words
+from citewise.kb.text import terms
 
 
 def test_the_words_of_a_question_type_are_not_its_focus() -> None:
@@ -28,6 +29,23 @@ def test_a_duration_question_is_answered_by_a_duration() -> None:
     sent = ["Rollovers are sent within 3 business days."]
     assert assess("How long does a rollover take?", sent, "", {"rollov"}).ok  # "take" asks how long, nothing more
     assert not assess("How long does a rollover take?", ["Rollovers need a signed form."], "", set()).ok
+
+
+def test_a_when_question_is_answered_by_a_clock_time_or_the_days_of_the_week() -> None:
+    """"When are the phone lines open?" is answered by opening hours, not only by a calendar date."""
+    question = "When are Tailwind's phone lines open?"
+    assert assess(question, ["Our phone lines are open 8 a.m. to 8 p.m. Central time."], "", set()).ok
+    assert assess(question, ["The phone lines are open Monday through Saturday."], "", set()).ok
+    assert not assess(question, ["Phone lines are staffed by licensed agents."], "", set()).ok
+
+
+def test_a_contraction_is_never_a_subject_the_knowledge_base_lacks() -> None:
+    """"I don't recognise a charge" is about a charge: "dont" is neither a search term nor echoed back as
+    something the knowledge base says nothing about."""
+    question = "There's something on my bill I don't recognise. What's that charge?"
+    assert subject_words(question) == ["something", "bill", "recognise", "charge"]
+    assert {"dont", "there", "what"}.isdisjoint(focus_terms(question, set(), "other"))
+    assert "ill" in subject_words("My dog is ill.") and "id" in terms("Bring your photo id.")  # words too
 
 
 def test_the_unit_a_time_question_asks_in_is_not_its_subject() -> None:

@@ -167,6 +167,15 @@ def test_an_abbreviation_does_not_end_a_sentence() -> None:
         "Dr. Smith agrees, i.e. Lucene.", "It ends.", "A: No.", "The form controls."]
 
 
+def test_a_clock_time_ends_a_sentence_only_when_no_time_zone_or_days_follow() -> None:
+    from citewise.kb.text import split_sentences
+
+    assert split_sentences("Lines are open 8 a.m. to 8 p.m. Central time, Monday through Saturday. We close "
+                           "at 6 p.m. Call again tomorrow. Open until 5 p.m. ET. Closed Sundays.") == [
+        "Lines are open 8 a.m. to 8 p.m. Central time, Monday through Saturday.", "We close at 6 p.m.",
+        "Call again tomorrow.", "Open until 5 p.m. ET.", "Closed Sundays."]
+
+
 def test_a_long_example_is_quoted_by_the_stanza_that_answers() -> None:
     """The default line length is one stanza of a long example configuration: quoting the whole
     example is too long, so the answer quotes the lead-in and that stanza, marking what is left out."""
