@@ -60,7 +60,7 @@ SENTENCE_TYPES: dict[str, re.Pattern[str]] = {t: re.compile(p, re.IGNORECASE) fo
 QUESTION_WORDS = frozenset(terms(
     "how much many long soon what which when where who whom why whether need needs know tell explain "
     "please help want wants get getting can could would will shall should do does did happen happens "
-    "thing things way ways something anything option options work works mean means"))
+    "thing things way ways something anything option options work works mean means once all make makes made"))
 # Words that only carry a question's type ("how long does it *take*"): a sentence of the type answers them.
 FILLER_WORDS = {"duration": frozenset(terms("take takes taking took last lasts"))}
 # Words that name which quantity a money question asks for ("how much does it *charge*", "what *rate*"):
@@ -157,6 +157,14 @@ def focus_terms(question: str, facet_terms: set[str], qtype: str = "") -> list[s
     return [t for t in focus if t not in family] or focus
 
 
+def derived_forms(term: str) -> set[str]:
+    """A stem with its noun or verb partner, which the stemmer keeps apart: "decision" (decis) and "decided"
+    (decid), "extension" / "extend", "provision" / "provide", "inclusion" / "include"."""
+    if len(term) >= 5 and term[-1] in "sd" and term[-2] in "aeiounr":
+        return {term, term[:-1] + ("d" if term[-1] == "s" else "s")}
+    return {term}
+
+
 def with_compounds(text: str) -> set[str]:
     """A text's terms, plus each pair of adjacent words written as one ("set up" -> "setup"), so that a
     compound spelt open in the question and closed in the answer (or the reverse) still matches."""
@@ -179,8 +187,9 @@ def assess(question: str, claims: list[str], context_text: str, facet_terms: set
         if focus and set(focus) <= family:
             wanted = set(family)  # "how much does it charge": any fee, charge, cost or rate answers
         else:
-            wanted = set(focus) | {t for t in with_compounds(question) - set(terms(question))
-                                   if any(t.startswith(f) or t.endswith(f) for f in focus)}
+            wanted = {d for f in focus for d in derived_forms(f)} | {
+                t for t in with_compounds(question) - set(terms(question))
+                if any(t.startswith(f) or t.endswith(f) for f in focus)}
         on_focus = [c for c in typed if not focus or with_compounds(c) & wanted]
         subject = " ".join(dict.fromkeys(w for w in words(question) if stem(w) in set(focus) and not _YEAR.match(w)))
         if not on_focus:

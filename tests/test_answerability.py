@@ -39,6 +39,15 @@ def test_a_when_question_is_answered_by_a_clock_time_or_the_days_of_the_week() -
     assert not assess(question, ["Phone lines are staffed by licensed agents."], "", set()).ok
 
 
+def test_a_noun_is_answered_by_its_verb() -> None:
+    """"How long to make a decision" is answered by "decided within 15 business days": the stemmer keeps
+    decision (decis) and decided (decid) apart, and "make", "once", "all" are not the subject."""
+    question = "Once they have all of my paperwork, how long do they take to make a decision?"
+    assert assess(question, ["A complete claim is decided within 15 business days."], "", set()).ok
+    assert not assess(question, ["Claims are paid within 15 business days."], "", set()).ok
+    assert assess("When is the extension due?", ["You may extend it by March 1."], "", set()).ok
+
+
 def test_a_contraction_is_never_a_subject_the_knowledge_base_lacks() -> None:
     """"I don't recognise a charge" is about a charge: "dont" is neither a search term nor echoed back as
     something the knowledge base says nothing about."""
