@@ -78,7 +78,7 @@ class ExtractiveGenerator:
         weights: dict[str, float] = {}
         for t in terms(request.question):
             weights[t] = max(request.idf(t), 0.1)
-        for phrase in request.expansions:
+        for phrase in [*request.expansions, *request.situation]:
             for t in terms(phrase):
                 weights.setdefault(t, 0.5 * max(request.idf(t), 0.1))
         avoid = {a.strip().lower() for a in request.feedback.avoid}

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..config import Context
+from ..kb.fields import normalize_key
 from ..llm.chat import ModelClock
 from ..retrieval.snapshot import KnowledgeBase
 from .check import context_rules
@@ -33,6 +34,9 @@ class AnswerRequest:
     expansions: list[str] = field(default_factory=list)
     feedback: Feedback = field(default_factory=Feedback)
     missing_fields: list[str] = field(default_factory=list)
+    # The names of the fields the caller has given ("Letter of credit"): a rule conditioned on one of them
+    # ("without a letter of credit, charge a $180 deposit") is about this case, even if the question is not.
+    situation: list[str] = field(default_factory=list)
     similarity: Callable[[list[str]], list[float]] | None = None  # cosine of each text to the question
     answer_tokens: int = 1024  # completion budget: max_tokens minus what the context used
     clock: ModelClock | None = None
@@ -58,8 +62,16 @@ def answer_request(kb: KnowledgeBase, inquiry: Inquiry, resolution: Resolution |
         governing=resolution.governing if resolution else None,
         idf=kb.bm25.idf, expansions=inquiry.expansions, feedback=feedback or Feedback(),
         missing_fields=resolution.missing if resolution else [],
+        situation=given_fields(resolution),
         similarity=lambda texts: similarity(kb, inquiry.question, texts),
         answer_tokens=max(ANSWER_SHARE_FLOOR, inquiry.max_tokens - pack.tokens), clock=clock)
+
+
+def given_fields(resolution: Resolution | None) -> list[str]:
+    if resolution is None or not resolution.collected:
+        return []
+    given = {normalize_key(k) for k in resolution.collected}
+    return [f.name for f in resolution.fields if normalize_key(f.key) in given and not f.choices]
 
 
 def similarity(kb: KnowledgeBase, question: str, texts: list[str]) -> list[float]:

@@ -19,7 +19,7 @@ from ..retrieval.hybrid import SearchParams
 from ..retrieval.mmr import mmr
 from ..retrieval.rerank import get_reranker
 from ..retrieval.snapshot import KnowledgeBase
-from .facets import combine_filters
+from .facets import UNIVERSAL_FACETS, combine_filters
 from .records import Inquiry, Relevance, Retrieval
 from .score import relevance
 
@@ -36,6 +36,18 @@ def synonym_alternatives(kb: KnowledgeBase, question: str) -> dict[str, list[str
                 out.setdefault(t, []).extend(m for m in group if m != member)
     q = set(terms(question))
     return {t: v for t, v in out.items() if t in q}
+
+
+def about_another(kb: KnowledgeBase, doc_id: str, named: dict[str, list[str]]) -> bool:
+    """A plain document whose title names another provider or product than the question does (the question
+    names PawSure; "meadowlark-wellness-benefit-schedule.xlsx" is Meadowlark's): the facet filter it has no
+    front matter for. A document naming none, or also the asked one, stays (a FAQ covering every provider)."""
+    info = kb.docs.get(doc_id)
+    if info is None or info.structured:
+        return False
+    own = kb.named_facets(doc_id)
+    return any(facet in own and not set(own[facet]) & set(values)
+               for facet, values in named.items() if facet in UNIVERSAL_FACETS and values)
 
 
 ARTIFACT_DEPTH = 2  # an artifact covers a whole procedure or project: it reads twice the chunks an answer does
@@ -65,6 +77,7 @@ def search(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, *, extra_filter: d
     def run(flt: dict[str, Any]) -> tuple[list, Relevance, dict[str, Any]]:
         notes: dict[str, Any] = {}
         hits = kb.search(question, filters=flt, params=search_params(ctx, pool), expansions=inquiry.expansions)
+        hits = [h for h in hits if not about_another(kb, h.doc_id, inquiry.detected_facets)]
         hits = reranker.rerank(question, hits, facets=inquiry.detected_facets, idf=kb.bm25.idf, notes=notes)
         if ctx.mmr_lambda < 1.0 and len(hits) > want:
             chosen = mmr(np.asarray([h.score for h in hits]), kb.vectors_of([h.row for h in hits]), want,

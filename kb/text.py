@@ -175,7 +175,7 @@ def split_items(text: str, join_lead_ins: bool = True) -> list[str]:
     ends with a colon is incomplete without what follows: it keeps the list items or the code block
     that complete it ("The algorithms implemented are: Okapi BM25; BM25L; BM25+"); so does a sentence
     that breaks off, without a full stop, right before a code block."""
-    units: list[tuple[str, str]] = []  # (text, kind: sentence | item | code)
+    units: list[tuple[str, str]] = []  # (text, kind: sentence | item | row | code)
     parts = _FENCE.split(fence_indented_code(text))
     # _FENCE.split yields: text, fence, code, text, fence, code, ..., text
     for i in range(0, len(parts), 3):
@@ -227,10 +227,39 @@ def code_parts(unit: str) -> list[str]:
     return out
 
 
+_TABLE_RULE = re.compile(r"^\|?(\s*:?-+:?\s*\|)+\s*(:?-+:?\s*)?$")
+_CELL_BREAK = re.compile(r"(?<!\\)\|")
+
+
+def table_rows(block: str) -> list[str] | None:
+    """A pipe table's body rows as sentences a reader would say: "Late fee: $25." for two columns, and
+    "Dental cleaning: Basic: Not covered; Premier: $200." under the headers of the others. A whole table
+    is no answer: "Hail 1 inch or larger" is one row of it, and what to do about it is its next cell."""
+    lines = [ln.strip() for ln in block.splitlines() if ln.strip()]
+    if len(lines) < 2 or not all(ln.startswith("|") for ln in lines):
+        return None
+    cells = [[c.strip().replace("\\|", "|") for c in _CELL_BREAK.split(ln.strip().strip("|"))] for ln in lines]
+    header, body = (cells[0], cells[2:]) if _TABLE_RULE.match(lines[1]) else (None, cells)
+    rows = []
+    for row in body:
+        filled = [c for c in row if c]
+        if not filled:
+            continue
+        if header and len(header) == len(row) and len(row) > 2:
+            rest = "; ".join(f"{h}: {c}" if h else c for h, c in zip(header[1:], row[1:], strict=True) if c)
+            text = f"{row[0]}: {rest}" if row[0] and rest else row[0] or rest
+        else:
+            text = ": ".join(filled)
+        rows.append(text if text.endswith((".", "!", "?")) else f"{text}.")
+    return rows
+
+
 def _prose_items(text: str) -> list[tuple[str, str]]:
     units: list[tuple[str, str]] = []
     for block, from_list in _blocks(clean_markdown(text)):  # split_items fenced the whole text already
-        if from_list:
+        if not from_list and (rows := table_rows(block)) is not None:
+            units.extend((row, "row") for row in rows)  # self-contained: no lead-in takes them
+        elif from_list:
             units.append((" ".join(BULLET.sub("", ln).strip() for ln in block.splitlines()), "item"))
         else:
             units.extend((u, "sentence") for u in split_sentences(" ".join(ln.strip() for ln in block.splitlines())))

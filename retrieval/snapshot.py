@@ -147,6 +147,7 @@ class KnowledgeBase:
     _memo: OrderedDict = field(default_factory=OrderedDict)
     _memo_lock: threading.Lock = field(default_factory=threading.Lock)
     _doc_vectors: dict[str, np.ndarray] = field(default_factory=dict)
+    _named: dict[str, dict[str, list[str]]] = field(default_factory=dict)
 
     # --- loading ------------------------------------------------------------------------------
     @classmethod
@@ -221,6 +222,17 @@ class KnowledgeBase:
             self._detector = FacetDetector(self.facets, self.synonyms.groups, term_precision_fn(self),
                                            name_case=name_case_fn(self))
         return self._detector
+
+    def named_facets(self, doc_id: str) -> dict[str, list[str]]:
+        """The facet values a plain document's title or file name names ("meadowlark-wellness-benefit-
+        schedule.xlsx" names Meadowlark): it has no front matter to say whose it is. Kept per snapshot."""
+        found = self._named.get(doc_id)
+        if found is None:
+            info = self.docs.get(doc_id)
+            title = info.title if info else ""
+            stem_name = doc_id.rsplit("/", 1)[-1].rsplit(".", 1)[0].replace("-", " ").replace("_", " ")
+            found = self._named[doc_id] = self.facet_detector.detect(f"{title}. {stem_name}")
+        return found
 
     def is_current(self) -> bool:
         return self.store.generation() == self.generation

@@ -347,3 +347,84 @@ def test_the_score_gap_is_read_only_on_the_heuristic_rerankers_scale(tmp_path, m
         kb = open_snapshot(ctx)
         resolve_module.resolve(kb, ctx, understand(kb, ctx, {"question": "What is the loan setup fee?"}, UNRESTRICTED))
         assert asked == expected, reranker
+
+
+def test_a_table_row_is_an_answer_of_its_own() -> None:
+    """A pipe table (an HTML page's, a Word memo's, an article's Fees table) is read row by row: "Hail 1 inch
+    or larger" and what to do about it are one answer; the whole table in one unit was none."""
+    from citewise.kb.text import split_items
+
+    table = ("Storm guidance:\n\n| Event | What to do |\n| --- | --- |\n"
+             "| Hail 1 inch or larger | Request a post-storm inspection. |\n"
+             "| Wind above 70 mph | Check the panels |\n\n"
+             "| Service | Basic | Premier |\n|:--|--:|---|\n| Dental cleaning | Not covered | $200 |\n")
+    assert split_items(table) == [
+        "Storm guidance:", "Hail 1 inch or larger: Request a post-storm inspection.",
+        "Wind above 70 mph: Check the panels.", "Dental cleaning: Basic: Not covered; Premier: $200."]
+
+
+def test_a_table_row_answers_through_the_engine(tmp_path) -> None:
+    from citewise import api
+
+    home = northwind_home(tmp_path, {"storms.html": (
+        "<html><head><title>Storm FAQ</title></head><body><h1>Storm FAQ</h1><h2>Hail and wind</h2>"
+        "<table><tr><th>Event</th><th>What to do</th></tr>"
+        "<tr><td>Hail 1 inch or larger</td><td>Request a post-storm inspection of the panels.</td></tr>"
+        "<tr><td>Wind gusts above 70 mph</td><td>Check from the ground for lifted panels.</td></tr></table>"
+        "<h2>Power cuts</h2><p>Batteries keep the fridge running for 12 hours in a power cut.</p></body></html>")})
+    out = api.ask("What size of hail means I should request a post-storm inspection?", home=home,
+                  confidence_threshold=0.0)
+    assert out["guardrails"]["passed"], out["guardrails"]
+    assert out["response"]["text"].startswith("Hail 1 inch or larger: Request a post-storm inspection"), out
+
+
+def test_a_rule_about_the_collected_situation_is_part_of_the_answer(tmp_path) -> None:
+    """Given that the customer has no letter of credit, "what will it cost" includes the deposit charged to
+    those without one, though the question never mentions it (the extractive answer reads the field names
+    the caller filled in)."""
+    from citewise import api
+    from citewise.kb.ingest import ingest
+
+    src = tmp_path / "kb"
+    src.mkdir()
+    (src / "start.md").write_text(
+        "---\nid: gas-start\ntitle: Starting gas service\nrecord_keeper: Northmere Gas\ntopic: start_service\n---\n"
+        "## Business rules\n- Weekday turn-on appointment: $45.\n- Saturday turn-on appointment: $85.\n"
+        "- Turn-off at move-out: $0.\n- Reconnection after a safety red tag: $60.\n"
+        "- Without a letter of credit from a previous utility, charge a $180 deposit.\n"
+        "## Required data\n- Service address (text, required, participant): Where gas is turned on. Why: books the"
+        " technician.\n- Letter of credit (boolean, required, participant): A letter of good payment history from a"
+        " previous utility. Why: waives the deposit.\n")
+    ingest([src], tmp_path / "home", progress=False)
+    question = "Please book my Northmere gas turn-on. What will it cost on a weekday?"
+    given = api.ask(question, home=tmp_path / "home", confidence_threshold=0.0,
+                    collected_data={"service_address": "77 Quarry Road", "letter_of_credit": False})
+    assert given["decision"] == "can_proceed" and "$180" in given["response"]["text"], given["response"]["text"]
+    assert "$45" in given["response"]["text"]
+
+
+def test_a_plain_document_about_another_provider_is_not_searched(tmp_path) -> None:
+    """The question names Northwind: a plain schedule whose title names Contoso (the other record keeper) is
+    Contoso's, as an article with `record_keeper: Contoso` would be, and is filtered out like one; a plain
+    document naming no provider stays."""
+    from citewise.config import Context
+    from citewise.engine.access import UNRESTRICTED
+    from citewise.engine.inquiry import understand
+    from citewise.engine.pipeline import open_snapshot
+    from citewise.engine.search import search
+
+    home = northwind_home(tmp_path, {
+        "contoso.md": ("---\nid: contoso-loan\ntitle: Contoso plan loans\nrecord_keeper: Contoso\ntopic: loan\n---\n"
+                       "## Business rules\n- Contoso loan setup fee: $50.\n"),
+        "contoso-loan-fee-schedule.md": "# Contoso loan fee schedule\n\nThe loan setup fee is $50 and the "
+                                        "loan maintenance fee is $25 a year.\n",
+        "loan-fee-glossary.md": "# Loan fee glossary\n\nA loan setup fee is charged once, when the loan "
+                                "is issued; a maintenance fee is charged every year.\n"}, fields=True)
+    ctx = Context(home=home)
+    kb = open_snapshot(ctx)
+    inquiry = understand(kb, ctx, {"question": "What loan setup fee does Northwind charge?"}, UNRESTRICTED)
+    assert inquiry.detected_facets.get("record_keeper") == ["Northwind"]
+    docs = {h.doc_id for h in search(kb, ctx, inquiry, k=10).hits}
+    assert "contoso-loan-fee-schedule.md" not in docs and "loan-fee-glossary.md" in docs, docs
+    unnamed = understand(kb, ctx, {"question": "What is a loan setup fee?"}, UNRESTRICTED)
+    assert "contoso-loan-fee-schedule.md" in {h.doc_id for h in search(kb, ctx, unnamed, k=10).hits}
