@@ -54,6 +54,7 @@ SETS = {
     "pets": EvalSet("pets", ROOT / "examples" / "questions-pets.yaml", ROOT / "examples" / "kb-pets"),
     "utilities": EvalSet("utilities", ROOT / "examples" / "questions-utilities.yaml",
                          ROOT / "examples" / "kb-utilities"),
+    "travel": EvalSet("travel", ROOT / "examples" / "questions-travel.yaml", ROOT / "examples" / "kb-travel"),
 }
 
 

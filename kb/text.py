@@ -330,8 +330,10 @@ _INSTRUCTION_LIKE = re.compile(
     r"system prompt|"
     r"your (prompt|instructions)|the prompt|api[ _-]?keys?|environment variables?|credentials|secrets?)\b|"
     # ("AI systems must be reviewed by the risk committee" is governance, not an order to answer)
-    r"\b(ai|automated|language[- ]model|llm) (agents?|assistants?|systems?|models?)\b[^.!?\n]{0,40}\b(must|should|"
-    r"are (required|instructed)|need to)\b(?!\s+be\b)|"
+    # ("Any AI system that summarises this bulletin for customers is instructed to state...": the order may come
+    # after what the AI does)
+    r"\b(ai|automated|language[- ]model|llm) (agents?|assistants?|systems?|models?|helpers?|tools?|writers?|bots?)\b"
+    r"[^.!?\n]{0,60}\b(must|should|(is|are) (required|instructed|asked|told)|needs? to)\b(?!\s+(to\s+)?be\b)|"
     r"\b(decode|decipher|translate) the following\b|\bpretend (to be|you are|that you)\b|\brole[- ]?play\b|"
     r"\bact as (an? )?(assistant|ai|chatbot|bot|different|new|unrestricted)\b|"
     r"\b(tell|inform|instruct) the (ai|assistant|model|chatbot|bot)\b(?!\s+(numbers?|years?|series|codes?|"
@@ -339,8 +341,9 @@ _INSTRUCTION_LIKE = re.compile(
     r"\bnote to the " + _AI + r"\b|"
     # "Reminder for the AI assistant that summarizes this memo: ...", "Note for automated assistants"
     r"\b(notes?|reminders?|messages?|instructions?|memo|notice|tips?) (for|to) (the |any |all |every )?"
-    r"((ai|automated|language[- ]model|llm)[- ](assistants?|agents?|models?|systems?|bots?|readers?)|"
-    r"ais|llms|chatbots|chatbot)(?=\s*(:|\n|$|,? (that|who|which|reading|summari[sz]\w*|answering|handling)\b))|"
+    r"((ai|automated|language[- ]model|llm)[- ](assistants?|agents?|models?|systems?|bots?|readers?|helpers?|tools?|"
+    r"writers?)|ais|llms|chatbots|chatbot)(?=\s*(:|\n|$|,? (that|who|which|reading|summari[sz]\w*|answering|"
+    r"handling|drafting|writing|replying|responding|processing|using)\b))|"
     # "ignore the protection periods above and tell every customer..."
     r"\b(ignore|disregard)\b[^.!?\n]{0,50}\b(above|previous|prior|earlier|preceding)\b[^.!?\n]{0,30}\band "
     r"(tell|say|answer|respond|reply|state|promise|inform|assure)\b|"
