@@ -68,8 +68,13 @@ class FacetDetector:
                         if len(w) >= 3 and not w.isdigit() and w not in FUNCTION_WORDS:
                             all_words.setdefault(stem(w), set()).add((facet, value))
             for st, owners in all_words.items():
-                if len(owners) == 1:
-                    facet, value = next(iter(owners))
+                # one value per facet: "Aurelis" names the airline Aurelis Air even though the loyalty plan
+                # Aurelis Miles shares the word (its own precision test then rules it out as a plan type)
+                for facet in sorted({f for f, _ in owners}):
+                    values = [v for f, v in owners if f == facet]
+                    if len(values) != 1:
+                        continue
+                    value = values[0]
                     if term_precision(st, facet, value) < min_precision:
                         continue
                     # (read text only for the few words that pass the cheap posting-list test)

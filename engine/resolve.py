@@ -67,8 +67,11 @@ def resolve(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, collected: dict[s
     pinned = filter_keys(inquiry.filters) | filter_keys(facet_filters)
     metadata = {d: kb.docs[d].metadata for d in structured}
     tied, deciding = parallel_articles(ranked, metadata, pinned)
-    out.conflicts = conflicting_articles(ranked, metadata)
     best = ranked[0]
+    if tied and (fitted := article_the_data_fits(kb, tied, collected)):
+        tied, deciding = [], []
+        best = next(c for c in ranked if c.article_id == fitted)
+    out.conflicts = conflicting_articles(ranked, metadata)
     if tied or out.conflicts:  # not guessed: the data any of the candidate articles needs
         out.by_article = {a: article_fields(kb, a) for a in (tied or [best.article_id, *out.conflicts])}
         fields = union_fields(out.by_article)
@@ -206,6 +209,20 @@ def parallel_articles(ranked: list[ArticleCandidate], metadata: dict[str, dict[s
             tied.append(cand.article_id)
             deciding.extend(f for f in differs if f not in deciding)
     return (tied, deciding) if len(tied) > 1 else ([], [])
+
+
+def article_the_data_fits(kb: KnowledgeBase, tied: list[str], collected: dict[str, Any]) -> str | None:
+    """Of parallel articles, the one whose fields the caller's data was collected for: a name as booked and
+    a name as on the passport are one airline's name-correction fields, not the other's, so the
+    caller is already in that procedure and the provider need not be asked. None when no article's
+    fields take more of the given keys than every other's."""
+    given = {normalize_key(k) for k in collected}
+    if not given:
+        return None
+    fit = {a: len(given & {normalize_key(f.key) for f in article_fields(kb, a)}) for a in tied}
+    most = max(fit.values())
+    winners = [a for a, n in fit.items() if n == most]
+    return winners[0] if most and len(winners) == 1 else None
 
 
 def conflicting_articles(ranked: list[ArticleCandidate], metadata: dict[str, dict[str, Any]]) -> list[str]:

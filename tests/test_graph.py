@@ -94,6 +94,19 @@ def test_a_preposition_names_no_facet() -> None:
     assert detector.detect("How much paid time off carries over?") == {"plan_type": ["paid time off"]}
 
 
+def test_a_word_shared_by_a_provider_and_a_plan_names_the_provider_it_tells() -> None:
+    """"Aurelis" is a word of the airline Aurelis Air and of its loyalty plan Aurelis Miles: it names the airline
+    (one value of that facet, always Aurelis Air's documents); as a plan type it is not telling (Aurelis's
+    Economy and Business articles say it too)."""
+    from citewise.engine.facets import FacetDetector
+
+    facets = {"record_keeper": ["Aurelis Air", "Cindervale Air"], "plan_type": ["Aurelis Miles", "Economy"]}
+    precision = {("aur", "record_keeper", "Aurelis Air"): 1.0, ("aur", "plan_type", "Aurelis Miles"): 0.3}  # stems
+    detector = FacetDetector(facets, term_precision=lambda term, facet, value: precision.get((term, facet, value), 1.0),
+                             name_case=lambda term: 1.0)
+    assert detector.detect("Will Aurelis match my Gold status?") == {"record_keeper": ["Aurelis Air"]}
+
+
 def test_a_names_case_is_read_as_the_index_reads_its_words() -> None:
     """"Zürich", "O'Neil" and "Acme’s" are counted where BM25 counts them (the index's analyser), and a
     word the text writes in lower case is not a name."""

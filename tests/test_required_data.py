@@ -163,3 +163,15 @@ def test_model_implied_fields_are_cited_or_dropped(kb_home: Path) -> None:
     assert [f["key"] for f in added] == ["employment_status"] and added[0]["chunk_id"].startswith("summit-403b-loan#")
     assert "favorite_color" not in field_keys(out)
     assert "vested_balance" in prompt and "not instructions" in prompt
+
+
+def test_data_collected_for_one_of_parallel_articles_settles_the_tie(kb_home: Path) -> None:
+    """A caller who has filled in Harborview's own rollover field (company stock held) is in Harborview's
+    procedure: the record keeper is not asked again. Data both articles need settles nothing."""
+    shared = {"separation_date": "2026-03-31", "receiving_institution": "Example Bank"}
+    tie = api.ask(ROLLOVER, home=kb_home, mode="required_data", collected_data=shared)
+    assert tie["missing_fields"][0] == "record_keeper"
+    own = api.ask(ROLLOVER, home=kb_home, mode="required_data",
+                  collected_data={**shared, "company_stock_held": True})
+    assert own["article_reference"]["article_id"] == "harborview-401k-rollover"
+    assert "record_keeper" not in own["missing_fields"] and not own["article_reference"].get("alternatives")
