@@ -134,6 +134,46 @@ def exact_match(question: str, sentence: str) -> bool:
     return any(_BOUND_QUESTION[b].search(asking) and _BOUND_SENTENCE[b].search(sentence) for b in ("max", "min"))
 
 
+# A quantity with its unit, as questions state a case ("6 hours late", "1,900 km", "35 kilos") and tables
+# state bands ("5 hours to less than 8 hours", "1,500 km or more", "up to 23 kg").
+_NUM = r"(\d[\d,]*(?:\.\d+)?)"
+_UNITS = {"hour": r"hours?|hrs?", "minute": r"minutes?|mins?", "day": r"(?:business |calendar )?days?",
+          "week": r"weeks?", "month": r"months?", "year": r"years?", "km": r"km|kilomet(?:er|re)s?",
+          "kg": r"kg|kilos?|kilograms?", "lb": r"lbs?", "mile": r"miles?"}
+_LOWER = r"(?:more than|over|above|at least|longer than|from|exceeding)"
+_UPPER = r"(?:less than|under|below|up to|no more than|fewer than|shorter than|within|not exceeding)"
+
+
+@lru_cache(maxsize=4096)
+def _quantities(text: str) -> tuple[tuple[str, float], ...]:
+    found = []
+    for unit, pattern in _UNITS.items():
+        for m in re.finditer(rf"(?<![\d.,]){_NUM}\s*-?\s*(?:{pattern})\b", text, re.IGNORECASE):
+            found.append((unit, float(m.group(1).replace(",", ""))))
+    return tuple(found)
+
+
+def _bands(sentence: str, unit: str) -> list[tuple[float, float]]:
+    """The ranges of `unit` a sentence states, as (low, high) with infinity for an open end."""
+    u = rf"\s*-?\s*(?:{_UNITS[unit]})\b"
+    num = lambda m, i: float(m.group(i).replace(",", ""))  # noqa: E731
+    out: list[tuple[float, float]] = []
+    for m in re.finditer(rf"{_NUM}(?:{u})?\s*(?:to|-|–|and|through)\s*(?:{_UPPER}\s*)?{_NUM}{u}", sentence, re.I):
+        out.append((num(m, 1), num(m, 2)))
+    for m in re.finditer(rf"{_LOWER}\s*{_NUM}{u}|{_NUM}{u}\s*(?:or|and) (?:more|longer|over|above|later)|{_NUM}\+{u}",
+                         sentence, re.I):
+        out.append((num(m, m.lastindex or 1), float("inf")))
+    for m in re.finditer(rf"{_UPPER}\s*{_NUM}{u}|{_NUM}{u}\s*or (?:less|fewer|under|shorter)", sentence, re.I):
+        out.append((0.0, num(m, m.lastindex or 1)))
+    return out
+
+
+def in_stated_band(question: str, sentence: str) -> bool:
+    """Whether the sentence states a band the question's own quantity falls in: "6 hours late" and "5 hours to
+    less than 8 hours: $200 voucher". A table row of bands is the answer to the case it covers."""
+    return any(low <= value <= high for unit, value in _quantities(question) for low, high in _bands(sentence, unit))
+
+
 def sentence_types(text: str) -> set[str]:
     return {t for t, p in SENTENCE_TYPES.items() if p.search(text)}
 

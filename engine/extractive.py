@@ -28,7 +28,7 @@ from ..kb.text import (
     term_set,
     terms,
 )
-from .answerability import ACCEPTS, exact_match, question_type, sentence_types
+from .answerability import ACCEPTS, exact_match, in_stated_band, question_type, sentence_types
 from .records import ContextChunk, Draft, Section
 from .verify import ANSWER_SOURCES, always_warning, cite, never_say_for, strip_citations
 
@@ -39,6 +39,7 @@ ANSWER_TYPES = ANSWER_SOURCES - {"steps"}  # steps are listed as steps, not as a
 MAX_COMPONENTS, MAX_STEPS, MAX_WARNINGS = 4, 12, 5
 TYPE_BONUS = 0.20  # chosen on the dev split of the eval sets
 EXACT_BONUS = 0.15  # a sentence in the question's own terms (its unit, a deadline); chosen on dev
+BAND_BONUS = TYPE_BONUS  # a sentence stating the band the question's quantity falls in: as telling as its type
 SOURCE_MARGIN = 0.15  # how much better another document's best sentence must be (chosen on dev)
 _WARNING_CUES = re.compile(
     r"\b(penalt(y|ies)|deadline|must|cannot|can't|may not|do not|don't|never|irrevocabl\w*|withh[oe]ld\w*|"
@@ -116,6 +117,8 @@ class ExtractiveGenerator:
                 continue  # shares no term with the question, means nothing close, and is not its answer's form
             if exact:
                 typed += EXACT_BONUS
+            if in_stated_band(request.question, output):
+                typed += BAND_BONUS  # "6 hours late": the row of the band it falls in is the answer
             prior = 0.15 * (float(c.score) - low) / spread + (0.10 if c.doc_id == request.article_id else 0.0)
             scored.append((0.45 * lexical + 0.45 * dense + typed + prior, order, output, c))
         scored.sort(key=lambda x: (-x[0], x[1]))

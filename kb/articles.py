@@ -21,7 +21,7 @@ from .text import addressed_sentences, clean_markdown, instruction_snippets, vis
 # Bump when parsing or chunking changes what a file becomes: stores re-parse every file once.
 # 7: positions and source_type; quarantine; code blocks whole; namespace and confidentiality.
 # 8: converted documents quarantined; a transcript window per chunk; more section-heading wordings.
-PARSER_VERSION = "10"
+PARSER_VERSION = "11"
 
 # heading (normalised) -> (chunk_type, tier)
 SECTION_KINDS: dict[str, tuple[str, str]] = {
@@ -63,6 +63,17 @@ HEADING_ALIASES: dict[str, tuple[str, str]] = {
     "common problems": ("common_issues", "high"),
     "worked examples": ("examples", "medium"),
 }
+# Beyond those exact wordings, a heading's shape names its kind the way a reader takes it: "What not to tell
+# customers", "Who can use this", "Questions customers ask", "Worked example", "Compensation rules",
+# "Policy". Anchored at the heading's start or end, articles only, so "Costs of living" or a web page's
+# "Rules of the road" stay content.
+HEADING_PATTERNS: list[tuple[re.Pattern[str], tuple[str, str]]] = [(re.compile(p), kind) for p, kind in (
+    (r"^(what|things|phrases|words) (not|never) to (say|tell|promise|mention|use)\b", ("guardrails", "critical")),
+    (r"^questions\b|\bquestions$", ("faqs", "medium")),
+    (r"\bexamples?$", ("examples", "medium")),
+    (r"^troubleshooting\b|\b(problems|issues)$", ("common_issues", "high")),
+    (r"\b(fees|charges|pricing|costs)$", ("fees", "high")),
+)]
 CONTENT = ("content", "medium")
 # The format's facets: front-matter keys whose values the agent recognises in questions and filters on.
 FACETS = ("record_keeper", "plan_type", "topic")
@@ -131,6 +142,10 @@ def section_kind(heading: str, kinds: dict[str, tuple[str, str]] = SECTION_KINDS
     for name in sorted(kinds, key=len, reverse=True):
         if key.startswith(name + " "):
             return kinds[name]
+    if aliases:  # (articles only: a web page's or a guide's headings are its content)
+        for pattern, kind in HEADING_PATTERNS:
+            if pattern.search(key):
+                return kind
     return CONTENT
 
 

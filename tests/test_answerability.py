@@ -428,3 +428,35 @@ def test_a_plain_document_about_another_provider_is_not_searched(tmp_path) -> No
     assert "contoso-loan-fee-schedule.md" not in docs and "loan-fee-glossary.md" in docs, docs
     unnamed = understand(kb, ctx, {"question": "What is a loan setup fee?"}, UNRESTRICTED)
     assert "contoso-loan-fee-schedule.md" in {h.doc_id for h in search(kb, ctx, unnamed, k=10).hits}
+
+
+def test_the_band_a_question_s_quantity_falls_in_is_its_answer() -> None:
+    """"6 hours late" is answered by the row "5 hours to less than 8 hours: $200", not by its neighbours."""
+    from citewise.engine.answerability import in_stated_band
+
+    late = "We got in 6 hours late because they had no crew. What do we get?"
+    assert in_stated_band(late, "5 hours to less than 8 hours: Travel voucher: $200.")
+    assert not in_stated_band(late, "3 hours to less than 5 hours: Travel voucher: $100.")
+    assert not in_stated_band(late, "8 hours or more: Travel voucher: $300.")
+    assert in_stated_band(late, "A meal voucher for a delay of 3 hours or more.")
+    far = "Flight BW 2217 (1,900 km) arrived 4 hours 15 minutes late."
+    assert in_stated_band(far, "Flights of 1,500 km or more: EUR 50.")
+    assert not in_stated_band(far, "Flights under 1,500 km: EUR 25.")
+    assert not in_stated_band(far, "Bags up to 23 kg are free.")  # another unit: no band of it
+    assert in_stated_band("My suitcase weighs 35 kilos.", "Bags over 32 kg are refused.")
+    assert not in_stated_band("What does a late claim cost?", "5 hours to less than 8 hours: $200.")
+
+
+def test_the_extractive_answer_leads_with_the_band_the_case_falls_in(tmp_path) -> None:
+    from citewise import api
+
+    home = northwind_home(tmp_path, {"delays.md": (
+        "---\nid: delays\ntitle: Northwind flight delay compensation\ntopic: delays\n---\n"
+        "## Business rules\n- Compensation depends on how late the flight arrived.\n"
+        "- 3 hours to less than 5 hours: a $100 voucher.\n- 5 hours to less than 8 hours: a $200 voucher.\n"
+        "- 8 hours or more: a $300 voucher.\n- Delays caused by weather get no compensation.\n"
+        "- Compensation is paid as a voucher, never in cash.\n")})
+    out = api.ask("Our Northwind flight got in 6 hours late. What compensation do we get?", home=home,
+                  confidence_threshold=0.0)
+    text = out["response"]["text"]
+    assert "$200" in text and "$100" not in text.split("$200")[0], text

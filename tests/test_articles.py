@@ -130,9 +130,20 @@ def test_analyser_unifies_plan_names_and_acronym_plurals() -> None:
     ("Worked examples", "examples"), ("Costume rules", "content"),
     # aliases match whole headings only (second review)
     ("Never say die", "content"), ("Costs of living adjustment", "content"), ("Pricing history 2019-2024", "content"),
+    # a heading's shape (a blind travel KB: "What not to tell customers" bound nothing either)
+    ("What not to tell customers", "guardrails"), ("Things never to promise", "guardrails"),
+    ("Questions customers ask", "faqs"), ("Common customer questions", "faqs"), ("Worked example", "examples"),
+    ("Troubleshooting tips", "common_issues"), ("Known login problems", "common_issues"),
+    ("Change fees", "fees"), ("Baggage charges", "fees"), ("Questionable practices", "content"),
+    ("Rules of the road", "content"), ("Policy rules", "content"),  # rule sections rank articles: exact names only
 ])
 def test_headings_with_descriptors_keep_their_kind(heading: str, expected: str) -> None:
     assert section_kind(heading)[0] == expected
+
+
+def test_a_heading_shape_is_read_only_in_articles() -> None:
+    """A web page's or a guide's "Questions customers ask" is its content, not an article's FAQ section."""
+    assert section_kind("What not to tell customers", aliases={}) == ("content", "medium")
 
 
 def test_never_say_lines_under_another_guardrails_heading_bind() -> None:
