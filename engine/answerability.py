@@ -47,10 +47,11 @@ SENTENCE_TYPES: dict[str, re.Pattern[str]] = {t: re.compile(p, re.IGNORECASE) fo
               r"\bfree\b|\bat no (cost|charge)\b",
     "percent": r"\d\s*%|\bpercent\b",
     "date": _MONTH + r"\b|\bage\s+\d|\b\d+(½)?\s*(or older|and older)\b|\b(19|20)\d\d\b|\bby the (end|date)\b|"
-            r"\b(end|start|beginning) of the (year|month|quarter)\b|\bdeadline\b|"
-            # "when are the phone lines open": a clock time or the days of the week answer it
-            r"\b\d{1,2}(:\d\d)?\s?(a\.m\.|p\.m\.|am\b|pm\b)|\b(noon|midnight)\b|"
-            r"\b(mon|tues|wednes|thurs|fri|satur|sun)days?\b|\b(weekdays|weekends|business days?)\b",
+            r"\b(end|start|beginning) of the (year|month|quarter)\b|\bdeadline\b",
+    # opening hours: a clock time or the days of the week (what answers "when are the lines open", see
+    # accepted_types; "when do I have to file" is not answered by "reviewed on weekdays")
+    "clock": r"\b\d{1,2}(:\d\d)?\s?(a\.m\.|p\.m\.|am\b|pm\b)|\b(noon|midnight)\b|\b24/7\b|"
+             r"\b(mon|tues|wednes|thurs|fri|satur|sun)days?\b|\b(weekdays|weekends)\b",
     "duration": r"\b\d+(\.\d+)?\s*(to \d+\s*)?(business |calendar )?(hours?|days?|weeks?|months?|years?|pay periods?|"
                 r"minutes?)\b|\b(one|two|three|four|five|six|seven|ten|twelve) (business )?(days?|weeks?|months?|"
                 r"years?)\b|\bimmediately\b|\bsame day\b",
@@ -82,6 +83,19 @@ class Answerability:
     @property
     def ok(self) -> bool:
         return not self.missing
+
+
+# "When are the phone lines open", "when does the pharmacy close": a question about opening hours.
+_HOURS_QUESTION = re.compile(r"\b(open|opens|opening|close|closes|closing|closed|hours|staffed|available)\b",
+                             re.IGNORECASE)
+
+
+def accepted_types(question: str, qtype: str) -> set[str]:
+    """The sentence types that answer a question of this type (opening hours for a "when... open" question)."""
+    accepted = set(ACCEPTS.get(qtype, set()))
+    if qtype == "date" and _HOURS_QUESTION.search(question):
+        accepted.add("clock")
+    return accepted
 
 
 def question_type(question: str) -> str:
@@ -197,12 +211,18 @@ def focus_terms(question: str, facet_terms: set[str], qtype: str = "") -> list[s
     return [t for t in focus if t not in family] or focus
 
 
-def derived_forms(term: str) -> set[str]:
-    """A stem with its noun or verb partner, which the stemmer keeps apart: "decision" (decis) and "decided"
-    (decid), "extension" / "extend", "provision" / "provide", "inclusion" / "include"."""
-    if len(term) >= 5 and term[-1] in "sd" and term[-2] in "aeiounr":
-        return {term, term[:-1] + ("d" if term[-1] == "s" else "s")}
-    return {term}
+def derived_forms(word: str) -> set[str]:
+    """The stem of a word and of its noun or verb partner, which the stemmer keeps apart: "decision" and
+    "decide", "extension" and "extend", "provision" and "provide", "inclusion" and "include". Only the
+    -sion nouns and their verbs: a looser pairing reads "intensive" as "intend"."""
+    out = {stem(word)}
+    if word.endswith("sion") and len(word) > 6:
+        out |= {stem(word[:-4] + "d"), stem(word[:-4] + "de")}
+    elif word.endswith("de") and len(word) > 4:
+        out.add(stem(word[:-2] + "sion"))
+    elif word.endswith("nd") and len(word) > 4:
+        out.add(stem(word[:-1] + "sion"))
+    return out
 
 
 def with_compounds(text: str) -> set[str]:
@@ -222,12 +242,12 @@ def assess(question: str, claims: list[str], context_text: str, facet_terms: set
     focus = focus_terms(question, facet_terms, qtype)
     out = Answerability(qtype, focus)
     if qtype in ACCEPTS:
-        typed = [c for c in claims if sentence_types(c) & ACCEPTS[qtype]]
+        typed = [c for c in claims if sentence_types(c) & accepted_types(question, qtype)]
         family = FAMILY_WORDS.get(qtype, frozenset())
         if focus and set(focus) <= family:
             wanted = set(family)  # "how much does it charge": any fee, charge, cost or rate answers
         else:
-            wanted = {d for f in focus for d in derived_forms(f)} | {
+            wanted = set(focus) | {d for w in words(question) if stem(w) in focus for d in derived_forms(w)} | {
                 t for t in with_compounds(question) - set(terms(question))
                 if any(t.startswith(f) or t.endswith(f) for f in focus)}
         on_focus = [c for c in typed if not focus or with_compounds(c) & wanted]

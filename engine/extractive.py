@@ -28,7 +28,7 @@ from ..kb.text import (
     term_set,
     terms,
 )
-from .answerability import ACCEPTS, exact_match, in_stated_band, question_type, sentence_types
+from .answerability import accepted_types, exact_match, in_stated_band, question_type, sentence_types
 from .records import ContextChunk, Draft, Section
 from .verify import ANSWER_SOURCES, always_warning, cite, never_say_for, strip_citations
 
@@ -104,7 +104,7 @@ class ExtractiveGenerator:
         chunk_scores = [float(c.score) for c in chunks] or [0.0]
         low, spread = min(chunk_scores), (max(chunk_scores) - min(chunk_scores)) or 1.0
 
-        accepted = ACCEPTS.get(question_type(request.question), set())
+        accepted = accepted_types(request.question, question_type(request.question))
         scored: list[tuple[float, int, str, ContextChunk]] = []
         for (order, _, output, c), ts, sim in zip(units, unit_terms, sims, strict=True):
             lexical = sum(w for t, w in local.items() if t in ts) / total

@@ -16,7 +16,7 @@ from typing import Any
 from ..config import Context
 from ..kb.articles import FACETS
 from ..kb.fields import choice_matches, normalize_key, validate_value
-from ..kb.text import display_text
+from ..kb.text import display_text, term_set
 from ..llm.chat import ModelClock
 from ..retrieval.snapshot import KnowledgeBase
 from .access import visible_facets
@@ -68,7 +68,7 @@ def resolve(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, collected: dict[s
     metadata = {d: kb.docs[d].metadata for d in structured}
     tied, deciding = parallel_articles(ranked, metadata, pinned)
     best = ranked[0]
-    if tied and (fitted := article_the_data_fits(kb, tied, collected)):
+    if tied and not bad_facets and (fitted := article_the_data_fits(kb, tied, collected)):
         tied, deciding = [], []
         best = next(c for c in ranked if c.article_id == fitted)
     out.conflicts = conflicting_articles(ranked, metadata)
@@ -212,17 +212,21 @@ def parallel_articles(ranked: list[ArticleCandidate], metadata: dict[str, dict[s
 
 
 def article_the_data_fits(kb: KnowledgeBase, tied: list[str], collected: dict[str, Any]) -> str | None:
-    """Of parallel articles, the one whose fields the caller's data was collected for: a name as booked and
-    a name as on the passport are one airline's name-correction fields, not the other's, so the
-    caller is already in that procedure and the provider need not be asked. None when no article's
-    fields take more of the given keys than every other's."""
-    given = {normalize_key(k) for k in collected}
-    if not given:
-        return None
-    fit = {a: len(given & {normalize_key(f.key) for f in article_fields(kb, a)}) for a in tied}
-    most = max(fit.values())
-    winners = [a for a, n in fit.items() if n == most]
-    return winners[0] if most and len(winners) == 1 else None
+    """Of parallel articles, the one whose own fields the caller has filled in with valid values: a name as
+    booked and a name as on the passport are one airline's name-correction fields, so the caller is already
+    in that procedure and the provider need not be asked. Only a field no other tied article asks for counts,
+    and not one the other article words differently ("delay at arrival" / "arrival delay" are one datum)."""
+    given = {normalize_key(k): v for k, v in collected.items()}
+    per = {a: article_fields(kb, a) for a in tied}
+    wording = {a: {frozenset(term_set(f.key.replace("_", " "))) for f in fs} for a, fs in per.items()}
+    fit: dict[str, int] = {}
+    for a, fields in per.items():
+        others = set().union(*(w for b, w in wording.items() if b != a))
+        fit[a] = sum(1 for f in fields if normalize_key(f.key) in given
+                     and frozenset(term_set(f.key.replace("_", " "))) not in others
+                     and validate_value(f.data_type, given[normalize_key(f.key)])[0])
+    winners = [a for a, n in fit.items() if n]
+    return winners[0] if len(winners) == 1 else None
 
 
 def conflicting_articles(ranked: list[ArticleCandidate], metadata: dict[str, dict[str, Any]]) -> list[str]:

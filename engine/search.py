@@ -19,7 +19,7 @@ from ..retrieval.hybrid import SearchParams
 from ..retrieval.mmr import mmr
 from ..retrieval.rerank import get_reranker
 from ..retrieval.snapshot import KnowledgeBase
-from .facets import UNIVERSAL_FACETS, combine_filters
+from .facets import combine_filters, is_universal
 from .records import Inquiry, Relevance, Retrieval
 from .score import relevance
 
@@ -38,6 +38,11 @@ def synonym_alternatives(kb: KnowledgeBase, question: str) -> dict[str, list[str
     return {t: v for t, v in out.items() if t in q}
 
 
+# Whose a plain document is, read from its title: the provider only. A plan type is often a common word
+# ("Business hours for customer support" names no Business plan), a provider is a name.
+PROVIDER_FACETS = ("record_keeper",)
+
+
 def about_another(kb: KnowledgeBase, doc_id: str, named: dict[str, list[str]]) -> bool:
     """A plain document whose title names another provider or product than the question does (the question
     names PawSure; "meadowlark-wellness-benefit-schedule.xlsx" is Meadowlark's): the facet filter it has no
@@ -47,7 +52,8 @@ def about_another(kb: KnowledgeBase, doc_id: str, named: dict[str, list[str]]) -
         return False
     own = kb.named_facets(doc_id)
     return any(facet in own and not set(own[facet]) & set(values)
-               for facet, values in named.items() if facet in UNIVERSAL_FACETS and values)
+               and not any(is_universal(v, facet) for v in own[facet])
+               for facet, values in named.items() if facet in PROVIDER_FACETS and values)
 
 
 ARTIFACT_DEPTH = 2  # an artifact covers a whole procedure or project: it reads twice the chunks an answer does

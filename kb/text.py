@@ -28,7 +28,8 @@ BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")  # a list item's marker
 
 # bm25s's English stopwords (bm25s.stopwords.STOPWORDS_EN), copied: importing them imports bm25s and scipy
 # (~0.3 s of every cold `citewise ask`, whose queries never need bm25s). tests/test_bm25s_adapter.py keeps
-# the copy equal to bm25s's list, so ANALYZER_ID (a hash of STOPWORDS) and existing indexes stay valid.
+# the copy equal to bm25s's list; STOPWORDS adds to it, and ANALYZER_ID (a hash of STOPWORDS) changes with
+# it, so an index built by another analyser is rebuilt rather than mis-scored.
 STOPWORDS_EN: tuple[str, ...] = (
     "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it", "no", "not", "of",
     "on", "or", "such", "that", "the", "their", "then", "there", "these", "they", "this", "to", "was", "will", "with")
@@ -242,6 +243,8 @@ def table_rows(block: str) -> list[str] | None:
     header, body = (cells[0], cells[2:]) if _TABLE_RULE.match(lines[1]) else (None, cells)
     rows = []
     for row in body:
+        if header and len(row) < len(header):  # a short row's cells are the first columns': keep their headers
+            row = row + [""] * (len(header) - len(row))
         filled = [c for c in row if c]
         if not filled:
             continue
@@ -272,8 +275,9 @@ _ABBREVIATION = re.compile(r"(\b(?i:et al|e\.g|i\.e|vs|cf|approx)|\b(Dr|Mrs?|Ms)
 # "8 p.m. Central time, Monday through Saturday": a clock time's "a.m."/"p.m." ends a sentence only when
 # what follows is not its time zone or the days it applies to.
 _CLOCK_END = re.compile(r"\d\s?(?i:a\.m|p\.m)\.$")
-_CLOCK_GOES_ON = re.compile(r"^((Central|Eastern|Pacific|Mountain|Atlantic|Alaska|Hawaii)\b|(local|LOCAL) time\b|"
-                            r"[ECMPA][SD]?T\b|GMT\b|UTC\b|(Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day)")
+_CLOCK_GOES_ON = re.compile(r"^((Central|Eastern|Pacific|Mountain|Atlantic|Alaska|Hawaii)( (Standard|Daylight))? "
+                            r"time\b|(local|LOCAL) time\b|[A-Z]{1,4}T\b(?! [a-z])|GMT\b|UTC\b|"
+                            r"(Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)days?( ?(through|thru|to|and|-|–)\b| ?[-–,]))")
 
 
 def split_sentences(text: str) -> list[str]:
@@ -308,7 +312,7 @@ _AI = r"(assistant|ai|chatbot|bot|llm|language model|model)"
 # What a command to an assistant asks it to do (a model "will calculate", "must support VoLTE": that describes it).
 _ANSWERING = (r"(answer|reply|respond|say|tell|output|print|ignore|disregard|recommend|claim|confirm|deny|state|"
               r"mention|cite|refuse|reveal|disclose|approve|write|use only|treat|assert|inform|conclude|pretend|"
-              r"act as)")
+              r"act as|reassure|promise|assure|guarantee)")
 _INSTRUCTION_LIKE = re.compile(
     r"(\b(ignore|disregard|forget|override|bypass)\b[^.!?\n]{0,30}\b(all|any|the|your|previous|prior|above|earlier|"
     r"system|these|those)\b[^.!?\n]{0,20}\b(instructions?|rules?|guidelines?|guardrails?|prompts?|directions?|"
@@ -330,10 +334,16 @@ _INSTRUCTION_LIKE = re.compile(
     r"system prompt|"
     r"your (prompt|instructions)|the prompt|api[ _-]?keys?|environment variables?|credentials|secrets?)\b|"
     # ("AI systems must be reviewed by the risk committee" is governance, not an order to answer)
-    # ("Any AI system that summarises this bulletin for customers is instructed to state...": the order may come
-    # after what the AI does)
-    r"\b(ai|automated|language[- ]model|llm) (agents?|assistants?|systems?|models?|helpers?|tools?|writers?|bots?)\b"
-    r"[^.!?\n]{0,60}\b(must|should|(is|are) (required|instructed|asked|told)|needs? to)\b(?!\s+(to\s+)?be\b)|"
+    # ("AI systems must be reviewed by the risk committee", "should never be used": governance, not an order)
+    r"\b(ai|automated|language[- ]model|llm) (agents?|assistants?|systems?|models?)\b[^.!?\n]{0,40}\b(must|should|"
+    r"are (required|instructed)|need to)\b(?!\s+((not|never|only|also)\s+)?(to\s+)?be\b)|"
+    # an order to answer given to an AI named by what it is or does, possibly after what it does ("Any AI system
+    # that summarises this bulletin for customers is instructed to state...", "AI helpers must reassure...";
+    # "AI tools must comply with the policy" or "are required to log every prompt" order nothing said)
+    r"\b(ai|automated|ai[- ]based|artificial intelligence|language[- ]model|llm) (agents?|assistants?|systems?|"
+    r"models?|helpers?|tools?|bots?|copilots?)\b[^.!?\n]{0,80}\b(must|should|shall|needs? to|(is|are|has been|"
+    r"have been|was|were) (required|instructed|asked|told|directed|expected))\s+(to\s+)?"
+    r"((always|never|only|just|now|also)\s+)?" + _ANSWERING + r"\b|"
     r"\b(decode|decipher|translate) the following\b|\bpretend (to be|you are|that you)\b|\brole[- ]?play\b|"
     r"\bact as (an? )?(assistant|ai|chatbot|bot|different|new|unrestricted)\b|"
     r"\b(tell|inform|instruct) the (ai|assistant|model|chatbot|bot)\b(?!\s+(numbers?|years?|series|codes?|"
@@ -341,8 +351,8 @@ _INSTRUCTION_LIKE = re.compile(
     r"\bnote to the " + _AI + r"\b|"
     # "Reminder for the AI assistant that summarizes this memo: ...", "Note for automated assistants"
     r"\b(notes?|reminders?|messages?|instructions?|memo|notice|tips?) (for|to) (the |any |all |every )?"
-    r"((ai|automated|language[- ]model|llm)[- ](assistants?|agents?|models?|systems?|bots?|readers?|helpers?|tools?|"
-    r"writers?)|ais|llms|chatbots|chatbot)(?=\s*(:|\n|$|,? (that|who|which|reading|summari[sz]\w*|answering|"
+    r"((ai|automated|language[- ]model|llm)[- ](assistants?|agents?|models?|systems?|bots?|readers?|helpers?|"
+    r"copilots?)|ais|llms|chatbots|chatbot)(?=\s*(:|\n|$|,? (that|who|which|reading|summari[sz]\w*|answering|"
     r"handling|drafting|writing|replying|responding|processing|using)\b))|"
     # "ignore the protection periods above and tell every customer..."
     r"\b(ignore|disregard)\b[^.!?\n]{0,50}\b(above|previous|prior|earlier|preceding)\b[^.!?\n]{0,30}\band "
@@ -385,8 +395,8 @@ def instruction_snippets(text: str) -> list[str]:
 # a speaker or column label: up to three words (a name, a title, a time stamp before it) ending in the role word
 _SPEAKER_LABEL = re.compile(r"(^|\n|\|)([ \t]*(\[[^\]\n]{0,20}\][ \t]*)?(?:[A-Za-z][\w.'-]*[ \t]+){0,3}"
                             r"(?:assistant|developer|system)[ \t]*:)", re.IGNORECASE)
-_AI_ADDRESSEE = re.compile(r"\b(ai|a\.i\.|llms?|chatbots?|language models?|gpt|system prompt|automated (assistants?|"
-                           r"agents?|systems?|readers?))\b", re.IGNORECASE)
+_AI_ADDRESSEE = re.compile(r"\b(ai|a\.i\.|artificial intelligence|llms?|chatbots?|language models?|gpt|system prompt|"
+                           r"automated (assistants?|agents?|systems?|readers?))\b", re.IGNORECASE)
 _UNMISTAKABLE = re.compile(r"\b(ignore|disregard|forget|override|bypass)\b[^.!?\n]{0,30}\b(previous|prior|above|"
                            r"earlier|all|your|system)\b[^.!?\n]{0,20}\b(instructions?|prompts?|guidelines?|guardrails?)\b|"
                            r"<\|?im_start|<\|(system|user|assistant)\|>|\[/?inst\]|<</?sys>>|<system>", re.IGNORECASE)

@@ -37,6 +37,9 @@ def test_a_when_question_is_answered_by_a_clock_time_or_the_days_of_the_week() -
     assert assess(question, ["Our phone lines are open 8 a.m. to 8 p.m. Central time."], "", set()).ok
     assert assess(question, ["The phone lines are open Monday through Saturday."], "", set()).ok
     assert not assess(question, ["Phone lines are staffed by licensed agents."], "", set()).ok
+    # only opening-hours questions: a clock time or a weekday answers no other "when" (review)
+    assert not assess("What year was the company founded?", ["The company closes at 5 p.m."], "", set()).ok
+    assert not assess("When do I have to file my claim?", ["Claims are reviewed on weekdays."], "", set()).ok
 
 
 def test_a_noun_is_answered_by_its_verb() -> None:
@@ -46,6 +49,9 @@ def test_a_noun_is_answered_by_its_verb() -> None:
     assert assess(question, ["A complete claim is decided within 15 business days."], "", set()).ok
     assert not assess(question, ["Claims are paid within 15 business days."], "", set()).ok
     assert assess("When is the extension due?", ["You may extend it by March 1."], "", set()).ok
+    # only -sion nouns and their verbs pair (review: "intensive" is not "intend", "clause" not "Claude")
+    assert not assess("How long does the intensive care benefit last?", ["We intend to reply within 5 days."], "",
+                      set()).ok
 
 
 def test_a_contraction_is_never_a_subject_the_knowledge_base_lacks() -> None:
@@ -361,6 +367,8 @@ def test_a_table_row_is_an_answer_of_its_own() -> None:
     assert split_items(table) == [
         "Storm guidance:", "Hail 1 inch or larger: Request a post-storm inspection.",
         "Wind above 70 mph: Check the panels.", "Dental cleaning: Basic: Not covered; Premier: $200."]
+    short = "| Service | Basic | Premier |\n|---|---|---|\n| Dental | Not covered |\n"
+    assert split_items(short) == ["Dental: Basic: Not covered."]  # a short row keeps its columns' headers
 
 
 def test_a_table_row_answers_through_the_engine(tmp_path) -> None:
@@ -460,3 +468,30 @@ def test_the_extractive_answer_leads_with_the_band_the_case_falls_in(tmp_path) -
                   confidence_threshold=0.0)
     text = out["response"]["text"]
     assert "$200" in text and "$100" not in text.split("$200")[0], text
+
+
+def test_a_plan_type_word_in_a_title_does_not_make_a_document_another_plans(tmp_path) -> None:
+    """"Business hours for customer support" names no Business plan: only a provider named in a title
+    filters a plain document (review: the support-hours page vanished for a postpaid question)."""
+    from citewise.config import Context
+    from citewise.engine.access import UNRESTRICTED
+    from citewise.engine.inquiry import understand
+    from citewise.engine.pipeline import open_snapshot
+    from citewise.engine.search import search
+    from citewise.kb.ingest import ingest
+
+    src = tmp_path / "kb"
+    src.mkdir()
+    for plan in ("Business", "Postpaid"):
+        (src / f"{plan.lower()}.md").write_text(
+            f"---\nid: larkspan-{plan.lower()}-billing\ntitle: Larkspan {plan} billing\nrecord_keeper: Larkspan\n"
+            f"plan_type: {plan}\ntopic: billing\n---\n## Business rules\n- {plan} bills are issued monthly.\n")
+    (src / "support-hours.md").write_text("# Business hours for customer support\n\nSupport phone lines are open "
+                                          "8 a.m. to 8 p.m., Monday through Saturday.\n")
+    ingest([src], tmp_path / "home", progress=False)
+    ctx = Context(home=tmp_path / "home")
+    kb = open_snapshot(ctx)
+    inquiry = understand(kb, ctx, {"question": "When are Larkspan postpaid support phone lines open?"},
+                         UNRESTRICTED)
+    assert inquiry.detected_facets.get("plan_type") == ["Postpaid"]
+    assert "support-hours.md" in {h.doc_id for h in search(kb, ctx, inquiry, k=10).hits}

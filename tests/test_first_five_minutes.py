@@ -174,6 +174,11 @@ def test_a_clock_time_ends_a_sentence_only_when_no_time_zone_or_days_follow() ->
                            "at 6 p.m. Call again tomorrow. Open until 5 p.m. ET. Closed Sundays.") == [
         "Lines are open 8 a.m. to 8 p.m. Central time, Monday through Saturday.", "We close at 6 p.m.",
         "Call again tomorrow.", "Open until 5 p.m. ET.", "Closed Sundays."]
+    # a capitalised word after the time starts a sentence unless it is a time zone or a run of days (review)
+    assert split_sentences("We close at 5 p.m. Sunday hours are shorter. It closes at 6 p.m. Pacific customers "
+                           "call earlier. Open until 5 p.m. CET. Call again.") == [
+        "We close at 5 p.m.", "Sunday hours are shorter.", "It closes at 6 p.m.", "Pacific customers call earlier.",
+        "Open until 5 p.m. CET.", "Call again."]
 
 
 def test_a_long_example_is_quoted_by_the_stanza_that_answers() -> None:

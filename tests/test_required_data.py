@@ -175,3 +175,34 @@ def test_data_collected_for_one_of_parallel_articles_settles_the_tie(kb_home: Pa
                   collected_data={**shared, "company_stock_held": True})
     assert own["article_reference"]["article_id"] == "harborview-401k-rollover"
     assert "record_keeper" not in own["missing_fields"] and not own["article_reference"].get("alternatives")
+    # an invalid value, or a provider named but unknown, settles nothing (review)
+    bad = api.ask(ROLLOVER, home=kb_home, mode="required_data",
+                  collected_data={**shared, "company_stock_held": "maybe"})
+    assert bad["missing_fields"][0] == "record_keeper"
+    unknown = api.ask(ROLLOVER, home=kb_home, mode="required_data",
+                      collected_data={**shared, "record_keeper": "Vanguard", "company_stock_held": True})
+    assert "record_keeper" in unknown["missing_fields"] and unknown["article_reference"].get("alternatives")
+
+
+def test_one_datum_worded_two_ways_settles_no_tie(tmp_path: Path) -> None:
+    """"Delay at arrival" (one airline's field) and "Arrival delay" (the other's) are the same datum: giving
+    it says nothing about which airline the caller flew."""
+    from citewise.kb.ingest import ingest
+
+    src = tmp_path / "kb"
+    src.mkdir()
+    for rk, key, own in (("Aurelis Air", "Delay at arrival", "Meal voucher code"),
+                         ("Cindervale Air", "Arrival delay", "Horizons number")):
+        slug = rk.split()[0].lower()
+        (src / f"{slug}.md").write_text(
+            f"---\nid: {slug}-delay\ntitle: {rk} delay compensation\nrecord_keeper: {rk}\ntopic: delays\n---\n"
+            "## Business rules\n- A delay of 3 hours or more earns a voucher.\n"
+            f"## Required data\n- {key} (number, required, participant): Hours late at arrival. Why: sets the band.\n"
+            f"- {own} (text, required, participant): Our own reference. Why: pays the voucher.\n")
+    ingest([src], tmp_path / "home", progress=False)
+    question = "My flight arrived late. What compensation do I get?"
+    same = api.ask(question, home=tmp_path / "home", mode="required_data", collected_data={"delay_at_arrival": 5})
+    assert same["missing_fields"][0] == "record_keeper", same["missing_fields"]
+    own = api.ask(question, home=tmp_path / "home", mode="required_data",
+                  collected_data={"delay_at_arrival": 5, "horizons_number": "H-123"})
+    assert own["article_reference"]["article_id"] == "cindervale-delay" and "record_keeper" not in own["missing_fields"]
