@@ -206,3 +206,28 @@ def test_one_datum_worded_two_ways_settles_no_tie(tmp_path: Path) -> None:
     own = api.ask(question, home=tmp_path / "home", mode="required_data",
                   collected_data={"delay_at_arrival": 5, "horizons_number": "H-123"})
     assert own["article_reference"]["article_id"] == "cindervale-delay" and "record_keeper" not in own["missing_fields"]
+
+
+def test_an_article_without_rule_sections_is_not_outranked_for_it(tmp_path: Path) -> None:
+    """An author who titled the rules "24-hour free cancellation" instead of "Business rules" wrote no
+    rule-type section: the article used to be missing from the rule ranking and lost to any article with
+    one (here, baggage claims, which mention refunds and 24 hours too)."""
+    from citewise.kb.ingest import ingest
+
+    src = tmp_path / "kb"
+    src.mkdir()
+    (src / "cancel.md").write_text(
+        "---\nid: cv-cancellation\ntitle: Cancelling a Cindervale ticket\nrecord_keeper: Cindervale Air\n"
+        "topic: refund\n---\n## 24-hour free cancellation\nAny ticket can be cancelled within 24 hours of buying "
+        "it for a full refund of the money paid.\n## Refund or eCredit\nAfter 24 hours, a cancelled ticket "
+        "earns an eCredit valid for 18 months.\n")
+    for i, topic in enumerate(("delayed bags", "damaged bags", "lost bags")):
+        (src / f"bags{i}.md").write_text(
+            f"---\nid: cv-bags-{i}\ntitle: Cindervale {topic}\nrecord_keeper: Cindervale Air\ntopic: bags_{i}\n---\n"
+            f"## Business rules\n- Report {topic} within 24 hours of landing to get your money back for "
+            "essentials.\n- Refunds of essentials are paid within 7 days.\n"
+            "## Required data\n- Bag tag (text, required, participant): The tag number. Why: finds the bag.\n")
+    ingest([src], tmp_path / "home", progress=False)
+    out = api.ask("Can I cancel my ticket within 24 hours of buying it and get all my money back?",
+                  home=tmp_path / "home", mode="required_data")
+    assert out["article_reference"]["article_id"] == "cv-cancellation", out["article_reference"]
