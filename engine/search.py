@@ -40,7 +40,7 @@ def synonym_alternatives(kb: KnowledgeBase, question: str) -> dict[str, list[str
 
 # Whose a plain document is, read from its title: the provider only. A plan type is often a common word
 # ("Business hours for customer support" names no Business plan), a provider is a name.
-PROVIDER_FACETS = ("record_keeper",)
+PROVIDER_FACET: tuple[str, ...] = ("record_keeper",)
 
 
 def about_another(kb: KnowledgeBase, doc_id: str, named: dict[str, list[str]]) -> bool:
@@ -53,7 +53,7 @@ def about_another(kb: KnowledgeBase, doc_id: str, named: dict[str, list[str]]) -
     own = kb.named_facets(doc_id)
     return any(facet in own and not set(own[facet]) & set(values)
                and not any(is_universal(v, facet) for v in own[facet])
-               for facet, values in named.items() if facet in PROVIDER_FACETS and values)
+               for facet, values in named.items() if facet in PROVIDER_FACET and values)
 
 
 ARTIFACT_DEPTH = 2  # an artifact covers a whole procedure or project: it reads twice the chunks an answer does
