@@ -9,6 +9,7 @@ Otherwise the answer goes to `uncertain`, saying in plain words what the knowled
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -86,8 +87,11 @@ class Answerability:
 
 
 # "When are the phone lines open", "when does the pharmacy close": a question about opening hours.
-_HOURS_QUESTION = re.compile(r"\b(open|opens|opening|close|closes|closing|closed|hours|staffed|available)\b",
-                             re.IGNORECASE)
+_HOURS_QUESTION = re.compile(
+    r"\b(phones?|lines?|office|offices|stores?|shops?|branch|branches|desks?|support|cent(er|re)s?|helpline|hotline|"
+    r"counters?|chat|you|they|it|we)\b[^.?!]{0,30}\b(open|opens|close|closes|closed|staffed)\b|"
+    r"\b(opening|business|office|support|phone|service) hours\b|\bhours of (operation|business|service)\b",
+    re.IGNORECASE)
 
 
 def accepted_types(question: str, qtype: str) -> set[str]:
@@ -150,42 +154,71 @@ def exact_match(question: str, sentence: str) -> bool:
 
 # A quantity with its unit, as questions state a case ("6 hours late", "1,900 km", "35 kilos") and tables
 # state bands ("5 hours to less than 8 hours", "1,500 km or more", "up to 23 kg").
-_NUM = r"(\d[\d,]*(?:\.\d+)?)"
+_NUM = r"(?<![\d.,])((?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)"
 _UNITS = {"hour": r"hours?|hrs?", "minute": r"minutes?|mins?", "day": r"(?:business |calendar )?days?",
-          "week": r"weeks?", "month": r"months?", "year": r"years?", "km": r"km|kilomet(?:er|re)s?",
-          "kg": r"kg|kilos?|kilograms?", "lb": r"lbs?", "mile": r"miles?"}
-_LOWER = r"(?:more than|over|above|at least|longer than|from|exceeding)"
-_UPPER = r"(?:less than|under|below|up to|no more than|fewer than|shorter than|within|not exceeding)"
+          "week": r"weeks?", "month": r"months?", "year": r"years?(?![- ]old)", "age": r"years?[- ]old",
+          "km": r"km|kilomet(?:er|re)s?", "kg": r"kg|kilos?|kilograms?", "lb": r"lbs?", "mile": r"miles?"}
+_EXCLUSIVE_LOW = r"(?:more than|over|above|longer than|exceeding)"
+_INCLUSIVE_LOW = r"(?:at least|from|a minimum of)"
+_EXCLUSIVE_HIGH = r"(?:less than|under|below|fewer than|shorter than)"
+_INCLUSIVE_HIGH = r"(?:up to|no more than|at most|not exceeding|a maximum of)"
+BAND_TEXT_LIMIT = 600  # longer units are not table rows or band rules; the regexes never read them
+Band = tuple[float, float, bool, bool]  # low, high, low included, high included
+
+
+def _number(text: str) -> float:
+    return float(text.replace(",", ""))
 
 
 @lru_cache(maxsize=4096)
 def _quantities(text: str) -> tuple[tuple[str, float], ...]:
-    found = []
-    for unit, pattern in _UNITS.items():
-        for m in re.finditer(rf"(?<![\d.,]){_NUM}\s*-?\s*(?:{pattern})\b", text, re.IGNORECASE):
-            found.append((unit, float(m.group(1).replace(",", ""))))
-    return tuple(found)
+    if len(text) > BAND_TEXT_LIMIT:
+        return ()
+    return tuple((unit, _number(m.group(1))) for unit, pattern in _UNITS.items()
+                 for m in re.finditer(rf"{_NUM}\s*-?\s*(?:{pattern})\b", text, re.IGNORECASE))
 
 
-def _bands(sentence: str, unit: str) -> list[tuple[float, float]]:
-    """The ranges of `unit` a sentence states, as (low, high) with infinity for an open end."""
+@lru_cache(maxsize=16384)
+def _bands(sentence: str, unit: str) -> tuple[Band, ...]:
+    """The ranges of `unit` a sentence states, ends open or closed as worded ("to less than 8 hours": 8 is
+    out; "up to 23 kg": 23 is in). "within 24 hours" is a deadline, not a band; "3 and 5 hours" is two."""
+    if len(sentence) > BAND_TEXT_LIMIT:
+        return ()
     u = rf"\s*-?\s*(?:{_UNITS[unit]})\b"
-    num = lambda m, i: float(m.group(i).replace(",", ""))  # noqa: E731
-    out: list[tuple[float, float]] = []
-    for m in re.finditer(rf"{_NUM}(?:{u})?\s*(?:to|-|–|and|through)\s*(?:{_UPPER}\s*)?{_NUM}{u}", sentence, re.I):
-        out.append((num(m, 1), num(m, 2)))
-    for m in re.finditer(rf"{_LOWER}\s*{_NUM}{u}|{_NUM}{u}\s*(?:or|and) (?:more|longer|over|above|later)|{_NUM}\+{u}",
-                         sentence, re.I):
-        out.append((num(m, m.lastindex or 1), float("inf")))
-    for m in re.finditer(rf"{_UPPER}\s*{_NUM}{u}|{_NUM}{u}\s*or (?:less|fewer|under|shorter)", sentence, re.I):
-        out.append((0.0, num(m, m.lastindex or 1)))
-    return out
+    out: list[Band] = []
+    for m in re.finditer(rf"(?:(between)\s+{_NUM}(?:{u})?\s*and|{_NUM}(?:{u})?\s*(?:to|-|–|through))\s*"
+                         rf"({_EXCLUSIVE_HIGH}\s*)?{_NUM}{u}", sentence, re.IGNORECASE):
+        low = m.group(2) or m.group(3)
+        out.append((_number(low), _number(m.group(5)), True, not m.group(4)))
+    for m in re.finditer(rf"{_EXCLUSIVE_LOW}\s*{_NUM}{u}", sentence, re.IGNORECASE):
+        out.append((_number(m.group(1)), math.inf, False, False))
+    for m in re.finditer(rf"{_INCLUSIVE_LOW}\s*{_NUM}{u}|{_NUM}{u}\s*(?:or|and) (?:more|longer|over|above|later)|"
+                         rf"{_NUM}\+{u}", sentence, re.IGNORECASE):
+        out.append((_number(next(g for g in m.groups() if g)), math.inf, True, False))
+    for m in re.finditer(rf"{_EXCLUSIVE_HIGH}\s*{_NUM}{u}", sentence, re.IGNORECASE):
+        out.append((0.0, _number(m.group(1)), True, False))
+    for m in re.finditer(rf"{_INCLUSIVE_HIGH}\s*{_NUM}{u}|{_NUM}{u}\s*or (?:less|fewer|under|shorter)", sentence,
+                         re.IGNORECASE):
+        out.append((0.0, _number(next(g for g in m.groups() if g)), True, True))
+    return tuple(out)
+
+
+def _inside(value: float, band: Band) -> bool:
+    low, high, low_in, high_in = band
+    return (low < value or (low_in and low == value)) and (value < high or (high_in and value == high))
+
+
+def band_width(question: str, sentence: str) -> float | None:
+    """How narrow the tightest band is, of those the sentence states that contain the question's own quantity
+    ("6 hours late" in "5 hours to less than 8 hours": 3); None when it states none. The narrowest band
+    of the context answers the case: "3 hours or more" contains 6 hours too, but says less."""
+    widths = [band[1] - band[0] for unit, value in _quantities(question)
+              for band in _bands(sentence, unit) if _inside(value, band)]
+    return min(widths) if widths else None
 
 
 def in_stated_band(question: str, sentence: str) -> bool:
-    """Whether the sentence states a band the question's own quantity falls in: "6 hours late" and "5 hours to
-    less than 8 hours: $200 voucher". A table row of bands is the answer to the case it covers."""
-    return any(low <= value <= high for unit, value in _quantities(question) for low, high in _bands(sentence, unit))
+    return band_width(question, sentence) is not None
 
 
 def sentence_types(text: str) -> set[str]:
@@ -211,18 +244,27 @@ def focus_terms(question: str, facet_terms: set[str], qtype: str = "") -> list[s
     return [t for t in focus if t not in family] or focus
 
 
-def derived_forms(word: str) -> set[str]:
-    """The stem of a word and of its noun or verb partner, which the stemmer keeps apart: "decision" and
-    "decide", "extension" and "extend", "provision" and "provide", "inclusion" and "include". Only the
-    -sion nouns and their verbs: a looser pairing reads "intensive" as "intend"."""
-    out = {stem(word)}
-    if word.endswith("sion") and len(word) > 6:
-        out |= {stem(word[:-4] + "d"), stem(word[:-4] + "de")}
-    elif word.endswith("de") and len(word) > 4:
-        out.add(stem(word[:-2] + "sion"))
-    elif word.endswith("nd") and len(word) > 4:
-        out.add(stem(word[:-1] + "sion"))
+# A -sion noun and its verb, which the stemmer keeps apart (and the shortest words whose pairing is a
+# coincidence: pension / pend, tension / tend): (noun ending, verb ending, shortest noun).
+_NOUN_VERB = (("ision", "ide", 7), ("usion", "ude", 7), ("ension", "end", 9), ("ansion", "and", 9))
+
+
+def derived_words(word: str) -> set[str]:
+    """A word's noun or verb partner: decision / decide, inclusion / include, extension / extend."""
+    out = set()
+    for noun, verb, shortest in _NOUN_VERB:
+        if word.endswith(noun) and len(word) >= shortest:
+            out.add(word[:-len(noun)] + verb)
+        elif word.endswith(verb) and len(word) - len(verb) + len(noun) >= shortest:
+            out.add(word[:-len(verb)] + noun)
     return out
+
+
+def says_derived(partners: set[str], text: str) -> bool:
+    """Whether the text writes one of the partner words, inflected ("decided", "deciding", "extensions") but
+    not merely sharing a stem ("intensive" is not "intension")."""
+    return any(w.startswith(p) or (p.endswith("e") and w.startswith(p[:-1]) and w[len(p) - 1:] in ("ing", "ed"))
+               for w in words(text) for p in partners)
 
 
 def with_compounds(text: str) -> set[str]:
@@ -247,10 +289,11 @@ def assess(question: str, claims: list[str], context_text: str, facet_terms: set
         if focus and set(focus) <= family:
             wanted = set(family)  # "how much does it charge": any fee, charge, cost or rate answers
         else:
-            wanted = set(focus) | {d for w in words(question) if stem(w) in focus for d in derived_forms(w)} | {
+            wanted = set(focus) | {
                 t for t in with_compounds(question) - set(terms(question))
                 if any(t.startswith(f) or t.endswith(f) for f in focus)}
-        on_focus = [c for c in typed if not focus or with_compounds(c) & wanted]
+        partners = {d for w in words(question) if stem(w) in focus for d in derived_words(w)}
+        on_focus = [c for c in typed if not focus or with_compounds(c) & wanted or says_derived(partners, c)]
         subject = " ".join(dict.fromkeys(w for w in words(question) if stem(w) in set(focus) and not _YEAR.match(w)))
         if not on_focus:
             out.missing.append(f"{WHAT[qtype]}{' for ' + subject if subject else ''}")

@@ -28,7 +28,7 @@ from ..kb.text import (
     term_set,
     terms,
 )
-from .answerability import accepted_types, exact_match, in_stated_band, question_type, sentence_types
+from .answerability import accepted_types, band_width, exact_match, question_type, sentence_types
 from .records import ContextChunk, Draft, Section
 from .verify import ANSWER_SOURCES, always_warning, cite, never_say_for, strip_citations
 
@@ -105,6 +105,8 @@ class ExtractiveGenerator:
         low, spread = min(chunk_scores), (max(chunk_scores) - min(chunk_scores)) or 1.0
 
         accepted = accepted_types(request.question, question_type(request.question))
+        tightest = min((w for _, _, out, _ in units if (w := band_width(request.question, out)) is not None),
+                       default=None)
         scored: list[tuple[float, int, str, ContextChunk]] = []
         for (order, _, output, c), ts, sim in zip(units, unit_terms, sims, strict=True):
             lexical = sum(w for t, w in local.items() if t in ts) / total
@@ -117,8 +119,8 @@ class ExtractiveGenerator:
                 continue  # shares no term with the question, means nothing close, and is not its answer's form
             if exact:
                 typed += EXACT_BONUS
-            if in_stated_band(request.question, output):
-                typed += BAND_BONUS  # "6 hours late": the row of the band it falls in is the answer
+            if tightest is not None and band_width(request.question, output) == tightest:
+                typed += BAND_BONUS  # "6 hours late": the row of the narrowest band it falls in is the answer
             prior = 0.15 * (float(c.score) - low) / spread + (0.10 if c.doc_id == request.article_id else 0.0)
             scored.append((0.45 * lexical + 0.45 * dense + typed + prior, order, output, c))
         scored.sort(key=lambda x: (-x[0], x[1]))

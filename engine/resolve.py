@@ -51,11 +51,9 @@ def resolve(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, collected: dict[s
                        extra_filter={"chunk_type": {"$in": RULE_TYPES}})
     full = search(kb, ctx, inquiry, facet_filters=facet_filters, k=SEARCH_DEPTH, strategy=strategy)
     structured = {d for d, info in kb.docs.items() if info.structured}
-    rule_order = with_rule_less(kb, rule_hits.hits, full.hits, structured)
-    # (the rule hits still name candidates and their chunks; their order counts through rule_order)
-    ranked = rank_articles([full.hits, rule_hits.hits], structured, weights=[1.0, 0.0],
-                           orders=[rule_order, article_similarity(kb, inquiry.question, rule_hits.hits + full.hits,
-                                                                  structured)])
+    ranked = rank_articles([rule_hits.hits, full.hits], structured,
+                           orders=[article_similarity(kb, inquiry.question, rule_hits.hits + full.hits, structured)],
+                           stand_ins=rule_less_ranks(kb, full.hits, structured))
     # Which data to collect, or a checklist, comes from an article's sections: a plain guide that leads the
     # search answers a question about itself, never one of those; only an article far behind it is out.
     by_score = strategy == "heuristic"
@@ -157,36 +155,33 @@ def article_similarity(kb: KnowledgeBase, question: str, hits: list[Any], struct
     return [d for _, d in sorted(scored, key=lambda x: (-x[0], x[1]))]
 
 
-def with_rule_less(kb: KnowledgeBase, rule_hits: list[Any], full_hits: list[Any], structured: set[str]) -> list[str]:
-    """The articles in the order of their rule sections (required data, eligibility, business rules), with an
-    article that has none placed where it stands in the full search: its author titled its rules otherwise
-    ("Refund or eCredit", "24-hour free cancellation"), which is no evidence against it. Without this it
-    was missing from one of the rankings and lost to any article that had a rules section."""
-    order = list(dict.fromkeys(h.doc_id for h in rule_hits if h.doc_id in structured))
-    full_order = list(dict.fromkeys(h.doc_id for h in full_hits if h.doc_id in structured))
-    for rank, doc in enumerate(full_order):
-        if doc not in order and not any(p.chunk_type in RULE_TYPES for p in kb.chunks_of(doc)):
-            order.insert(min(rank, len(order)), doc)
-    return order
+def rule_less_ranks(kb: KnowledgeBase, full_hits: list[Any], structured: set[str]) -> dict[str, int]:
+    """Articles with no rule section (required data, eligibility, business rules) -> their rank in the full
+    search, the rank they take in the rule-section ranking they cannot appear in: their author titled the
+    rules otherwise ("Refund or eCredit", "24-hour free cancellation"), which is no evidence against them.
+    Without it such an article lost to any article that had a rules section."""
+    order = list(dict.fromkeys(h.doc_id for h in full_hits if h.doc_id in structured))
+    return {doc: rank for rank, doc in enumerate(order, start=1) if not kb.chunk_types(doc) & set(RULE_TYPES)}
 
 
 def rank_articles(rankings: list[list[Any]], structured: set[str], k: int = 10,
-                  orders: list[list[str]] | None = None, weights: list[float] | None = None) -> list[ArticleCandidate]:
+                  orders: list[list[str]] | None = None, stand_ins: dict[str, int] | None = None,
+                  ) -> list[ArticleCandidate]:
     """Article candidates from several chunk rankings (and article orders) by document-level reciprocal
     rank fusion.
 
     Each ranking lists a document at the rank of its best chunk; a document's score is the sum of
     1 / (k + rank) over rankings. A small k rewards being first, which is what choosing one
     governing article needs. Only structured articles (front matter) can govern an inquiry; an
-    `orders` list ranks the same candidates another way (it adds no new ones); a ranking of weight 0
-    only names candidates.
+    `orders` list ranks the same candidates another way (it adds no new ones); `stand_ins` gives a candidate
+    the rank it takes in a ranking it cannot appear in, without moving the others.
     """
     scores: dict[str, float] = {}
     info: dict[str, ArticleCandidate] = {}
     for order_ in orders or []:
         for rank, doc in enumerate(order_, start=1):
             scores[doc] = scores.get(doc, 0.0) + 1.0 / (k + rank)
-    for hits, weight in zip(rankings, weights or [1.0] * len(rankings), strict=True):
+    for hits in rankings:
         order: list[str] = []
         for h in hits:
             if h.doc_id not in structured:
@@ -197,7 +192,10 @@ def rank_articles(rankings: list[list[Any]], structured: set[str], k: int = 10,
             if h.chunk_id not in entry.chunks:
                 entry.chunks.append(h.chunk_id)
         for rank, doc in enumerate(order, start=1):
-            scores[doc] = scores.get(doc, 0.0) + weight / (k + rank)
+            scores[doc] = scores.get(doc, 0.0) + 1.0 / (k + rank)
+    for doc, rank in (stand_ins or {}).items():
+        if doc in info:
+            scores[doc] = scores.get(doc, 0.0) + 1.0 / (k + rank)
     ranked = [replace(info[d], score=round(s, 6), chunks=info[d].chunks[:3]) for d, s in scores.items()]
     ranked.sort(key=lambda a: (-a.score, a.article_id))
     return ranked

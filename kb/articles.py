@@ -21,7 +21,7 @@ from .text import addressed_sentences, clean_markdown, instruction_snippets, vis
 # Bump when parsing or chunking changes what a file becomes: stores re-parse every file once.
 # 7: positions and source_type; quarantine; code blocks whole; namespace and confidentiality.
 # 8: converted documents quarantined; a transcript window per chunk; more section-heading wordings.
-PARSER_VERSION = "12"
+PARSER_VERSION = "13"
 
 # heading (normalised) -> (chunk_type, tier)
 SECTION_KINDS: dict[str, tuple[str, str]] = {
@@ -64,15 +64,17 @@ HEADING_ALIASES: dict[str, tuple[str, str]] = {
     "worked examples": ("examples", "medium"),
 }
 # Beyond those exact wordings, a heading's shape names its kind the way a reader takes it: "What not to tell
-# customers", "Who can use this", "Questions customers ask", "Worked example", "Compensation rules",
-# "Policy". Anchored at the heading's start or end, articles only, so "Costs of living" or a web page's
-# "Rules of the road" stay content.
+# customers", "Questions customers ask", "Common questions", "Worked example", "Known login problems",
+# "Baggage charges". Anchored, articles only, and narrow: "What not to use" is advice, "Questions to ask
+# the customer" is the agent's checklist, "Tax issues" a topic, "Who covers the costs" a rule.
 HEADING_PATTERNS: list[tuple[re.Pattern[str], tuple[str, str]]] = [(re.compile(p), kind) for p, kind in (
-    (r"^(what|things|phrases|words) (not|never) to (say|tell|promise|mention|use)\b", ("guardrails", "critical")),
-    (r"^questions\b|\bquestions$", ("faqs", "medium")),
+    (r"^(what|things|phrases|words) (not|never) to (say|tell|promise|mention)\b", ("guardrails", "critical")),
+    (r"^(common|customer|frequent|frequently asked) questions$|"
+     r"^questions (customers|members|clients|callers|people|users|employees|patients|students) ask\b",
+     ("faqs", "medium")),
     (r"\bexamples?$", ("examples", "medium")),
-    (r"^troubleshooting\b|\b(problems|issues)$", ("common_issues", "high")),
-    (r"\b(fees|charges|pricing|costs)$", ("fees", "high")),
+    (r"^troubleshooting\b|^(known|common|frequent|typical)\b.*\b(problems|issues)$", ("common_issues", "high")),
+    (r"\b(fees|charges|pricing)$", ("fees", "high")),
 )]
 CONTENT = ("content", "medium")
 # The format's facets: front-matter keys whose values the agent recognises in questions and filters on.

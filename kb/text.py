@@ -312,7 +312,7 @@ _AI = r"(assistant|ai|chatbot|bot|llm|language model|model)"
 # What a command to an assistant asks it to do (a model "will calculate", "must support VoLTE": that describes it).
 _ANSWERING = (r"(answer|reply|respond|say|tell|output|print|ignore|disregard|recommend|claim|confirm|deny|state|"
               r"mention|cite|refuse|reveal|disclose|approve|write|use only|treat|assert|inform|conclude|pretend|"
-              r"act as|reassure|promise|assure|guarantee)")
+              r"act as|reassure|promise|assure|guarantee|waive|quote|grant|refund)")
 _INSTRUCTION_LIKE = re.compile(
     r"(\b(ignore|disregard|forget|override|bypass)\b[^.!?\n]{0,30}\b(all|any|the|your|previous|prior|above|earlier|"
     r"system|these|those)\b[^.!?\n]{0,20}\b(instructions?|rules?|guidelines?|guardrails?|prompts?|directions?|"
@@ -334,12 +334,10 @@ _INSTRUCTION_LIKE = re.compile(
     r"system prompt|"
     r"your (prompt|instructions)|the prompt|api[ _-]?keys?|environment variables?|credentials|secrets?)\b|"
     # ("AI systems must be reviewed by the risk committee" is governance, not an order to answer)
-    # ("AI systems must be reviewed by the risk committee", "should never be used": governance, not an order)
-    r"\b(ai|automated|language[- ]model|llm) (agents?|assistants?|systems?|models?)\b[^.!?\n]{0,40}\b(must|should|"
-    r"are (required|instructed)|need to)\b(?!\s+((not|never|only|also)\s+)?(to\s+)?be\b)|"
     # an order to answer given to an AI named by what it is or does, possibly after what it does ("Any AI system
-    # that summarises this bulletin for customers is instructed to state...", "AI helpers must reassure...";
-    # "AI tools must comply with the policy" or "are required to log every prompt" order nothing said)
+    # that summarises this bulletin for customers is instructed to state...", "AI assistants must waive the
+    # fee"); governance of AI orders nothing said ("AI systems must comply with the policy", "must be reviewed
+    # by the risk committee", "are required to log every prompt", "should never be used for card numbers")
     r"\b(ai|automated|ai[- ]based|artificial intelligence|language[- ]model|llm) (agents?|assistants?|systems?|"
     r"models?|helpers?|tools?|bots?|copilots?)\b[^.!?\n]{0,80}\b(must|should|shall|needs? to|(is|are|has been|"
     r"have been|was|were) (required|instructed|asked|told|directed|expected))\s+(to\s+)?"

@@ -148,6 +148,7 @@ class KnowledgeBase:
     _memo_lock: threading.Lock = field(default_factory=threading.Lock)
     _doc_vectors: dict[str, np.ndarray] = field(default_factory=dict)
     _named: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+    _types: dict[str, frozenset[str]] = field(default_factory=dict)
 
     # --- loading ------------------------------------------------------------------------------
     @classmethod
@@ -222,6 +223,13 @@ class KnowledgeBase:
             self._detector = FacetDetector(self.facets, self.synonyms.groups, term_precision_fn(self),
                                            name_case=name_case_fn(self))
         return self._detector
+
+    def chunk_types(self, doc_id: str) -> frozenset[str]:
+        """The section kinds a document has (its chunks' types), kept per snapshot."""
+        found = self._types.get(doc_id)
+        if found is None:
+            found = self._types[doc_id] = frozenset(p.chunk_type for p in self.chunks_of(doc_id))
+        return found
 
     def named_facets(self, doc_id: str) -> dict[str, list[str]]:
         """The facet values a plain document's title or file name names ("meadowlark-wellness-benefit-

@@ -231,3 +231,20 @@ def test_an_article_without_rule_sections_is_not_outranked_for_it(tmp_path: Path
     out = api.ask("Can I cancel my ticket within 24 hours of buying it and get all my money back?",
                   home=tmp_path / "home", mode="required_data")
     assert out["article_reference"]["article_id"] == "cv-cancellation", out["article_reference"]
+
+
+def test_a_stand_in_rank_moves_no_other_article() -> None:
+    """An article without rule sections takes its full-search rank in the rule ranking without pushing the
+    rule leader down (review: inserting it there moved B from first to second in that ranking)."""
+    from types import SimpleNamespace
+
+    from citewise.engine.resolve import rank_articles
+
+    def hit(doc: str) -> SimpleNamespace:
+        return SimpleNamespace(doc_id=doc, title=doc, chunk_id=f"{doc}#0")
+
+    rankings, orders = [[hit("B"), hit("C")], [hit("A"), hit("B"), hit("C")]], [["B", "C", "A"]]
+    before = {a.article_id: a.score for a in rank_articles(rankings, {"A", "B", "C"}, orders=orders)}
+    after = {a.article_id: a.score for a in rank_articles(rankings, {"A", "B", "C"}, orders=orders, stand_ins={"A": 1})}
+    assert after["B"] == before["B"] and after["C"] == before["C"]
+    assert after["A"] == round(before["A"] + 1 / 11, 6)  # A: as if first in the rule ranking (k = 10)
