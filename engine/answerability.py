@@ -89,7 +89,8 @@ class Answerability:
 # "When are the phone lines open", "when does the pharmacy close": a question about opening hours.
 _HOURS_QUESTION = re.compile(
     r"\b(phones?|lines?|office|offices|stores?|shops?|branch|branches|desks?|support|cent(er|re)s?|helpline|hotline|"
-    r"counters?|chat|you|they|it|we)\b[^.?!]{0,30}\b(open|opens|close|closes|closed|staffed)\b|"
+    r"counters?|chat|you|they|it|we)\b[^.?!]{0,30}(?<!\bbe )(?<!\bbeen )\b(open|opens|close|closes|closed|staffed)\b"
+    r"(?!\s+(my|the|your|this|that|our|his|her|their|an?)\b)|"
     r"\b(opening|business|office|support|phone|service) hours\b|\bhours of (operation|business|service)\b",
     re.IGNORECASE)
 
@@ -175,7 +176,7 @@ def _quantities(text: str) -> tuple[tuple[str, float], ...]:
     if len(text) > BAND_TEXT_LIMIT:
         return ()
     return tuple((unit, _number(m.group(1))) for unit, pattern in _UNITS.items()
-                 for m in re.finditer(rf"{_NUM}\s*-?\s*(?:{pattern})\b", text, re.IGNORECASE))
+                 for m in re.finditer(rf"{_NUM}\s?(?:-\s?)?(?:{pattern})\b", text, re.IGNORECASE))
 
 
 @lru_cache(maxsize=16384)
@@ -184,22 +185,29 @@ def _bands(sentence: str, unit: str) -> tuple[Band, ...]:
     out; "up to 23 kg": 23 is in). "within 24 hours" is a deadline, not a band; "3 and 5 hours" is two."""
     if len(sentence) > BAND_TEXT_LIMIT:
         return ()
-    u = rf"\s*-?\s*(?:{_UNITS[unit]})\b"
+    u = rf"\s?(?:-\s?)?(?:{_UNITS[unit]})\b"
     out: list[Band] = []
-    for m in re.finditer(rf"(?:(between)\s+{_NUM}(?:{u})?\s*and|{_NUM}(?:{u})?\s*(?:to|-|–|through))\s*"
-                         rf"({_EXCLUSIVE_HIGH}\s*)?{_NUM}{u}", sentence, re.IGNORECASE):
+    ranges: list[tuple[int, int]] = []
+    for m in re.finditer(rf"(?:(between)\s+{_NUM}(?:{u})?\s+and|{_NUM}(?:{u})?\s?(?:to|-|–|through))\s?"
+                         rf"({_EXCLUSIVE_HIGH}\s)?{_NUM}{u}", sentence, re.IGNORECASE):
         low = m.group(2) or m.group(3)
         out.append((_number(low), _number(m.group(5)), True, not m.group(4)))
-    for m in re.finditer(rf"{_EXCLUSIVE_LOW}\s*{_NUM}{u}", sentence, re.IGNORECASE):
-        out.append((_number(m.group(1)), math.inf, False, False))
-    for m in re.finditer(rf"{_INCLUSIVE_LOW}\s*{_NUM}{u}|{_NUM}{u}\s*(?:or|and) (?:more|longer|over|above|later)|"
-                         rf"{_NUM}\+{u}", sentence, re.IGNORECASE):
-        out.append((_number(next(g for g in m.groups() if g)), math.inf, True, False))
-    for m in re.finditer(rf"{_EXCLUSIVE_HIGH}\s*{_NUM}{u}", sentence, re.IGNORECASE):
-        out.append((0.0, _number(m.group(1)), True, False))
-    for m in re.finditer(rf"{_INCLUSIVE_HIGH}\s*{_NUM}{u}|{_NUM}{u}\s*or (?:less|fewer|under|shorter)", sentence,
-                         re.IGNORECASE):
-        out.append((0.0, _number(next(g for g in m.groups() if g)), True, True))
+        ranges.append(m.span())
+    # an open end inside a range ("to less than 8 hours") is that range's, not a band of its own; "no more
+    # than 3 hours" and "not exceeding 23 kg" are upper bounds
+    open_ends = (
+        (rf"(?<!no )(?<!not ){_EXCLUSIVE_LOW}\s?{_NUM}{u}", False, False, False),
+        (rf"{_INCLUSIVE_LOW}\s?{_NUM}{u}|{_NUM}{u}\s(?:or|and) (?:more|longer|over|above|later)|{_NUM}\+{u}",
+         False, True, False),
+        (rf"{_EXCLUSIVE_HIGH}\s?{_NUM}{u}", True, True, False),
+        (rf"{_INCLUSIVE_HIGH}\s?{_NUM}{u}|(?:no|not) (?:more|longer) than\s?{_NUM}{u}|"
+         rf"{_NUM}{u}\s(?:or|and) (?:less|fewer|under|shorter)", True, True, True))
+    for pattern, upper, low_in, high_in in open_ends:
+        for m in re.finditer(pattern, sentence, re.IGNORECASE):
+            if any(a <= m.start() < b for a, b in ranges):
+                continue
+            value = _number(next(g for g in m.groups() if g))
+            out.append((0.0, value, low_in, high_in) if upper else (value, math.inf, low_in, high_in))
     return tuple(out)
 
 
@@ -208,12 +216,18 @@ def _inside(value: float, band: Band) -> bool:
     return (low < value or (low_in and low == value)) and (value < high or (high_in and value == high))
 
 
+_AGE_WORDS = re.compile(r"\b(aged?|ages|old|older|younger)\b", re.IGNORECASE)
+
+
 def band_width(question: str, sentence: str) -> float | None:
     """How narrow the tightest band is, of those the sentence states that contain the question's own quantity
     ("6 hours late" in "5 hours to less than 8 hours": 3); None when it states none. The narrowest band
     of the context answers the case: "3 hours or more" contains 6 hours too, but says less."""
+    # an age meets the years of a sentence about ages ("aged 70 years or over"), not a length of service
+    ages = ("age", "year") if _AGE_WORDS.search(sentence) else ("age",)
     widths = [band[1] - band[0] for unit, value in _quantities(question)
-              for band in _bands(sentence, unit) if _inside(value, band)]
+              for read in (ages if unit == "age" else (unit,))
+              for band in _bands(sentence, read) if _inside(value, band)]
     return min(widths) if widths else None
 
 
@@ -263,8 +277,9 @@ def derived_words(word: str) -> set[str]:
 def says_derived(partners: set[str], text: str) -> bool:
     """Whether the text writes one of the partner words, inflected ("decided", "deciding", "extensions") but
     not merely sharing a stem ("intensive" is not "intension")."""
-    return any(w.startswith(p) or (p.endswith("e") and w.startswith(p[:-1]) and w[len(p) - 1:] in ("ing", "ed"))
-               for w in words(text) for p in partners)
+    forms = {f for p in partners for f in (p, p + "s", p + "es", p + "d", p + "ed", p + "ing",
+                                           *((p[:-1] + "ing",) if p.endswith("e") else ()))}
+    return any(w in forms for w in words(text))
 
 
 def with_compounds(text: str) -> set[str]:

@@ -21,7 +21,7 @@ from .text import addressed_sentences, clean_markdown, instruction_snippets, vis
 # Bump when parsing or chunking changes what a file becomes: stores re-parse every file once.
 # 7: positions and source_type; quarantine; code blocks whole; namespace and confidentiality.
 # 8: converted documents quarantined; a transcript window per chunk; more section-heading wordings.
-PARSER_VERSION = "13"
+PARSER_VERSION = "14"
 
 # heading (normalised) -> (chunk_type, tier)
 SECTION_KINDS: dict[str, tuple[str, str]] = {
@@ -68,13 +68,14 @@ HEADING_ALIASES: dict[str, tuple[str, str]] = {
 # "Baggage charges". Anchored, articles only, and narrow: "What not to use" is advice, "Questions to ask
 # the customer" is the agent's checklist, "Tax issues" a topic, "Who covers the costs" a rule.
 HEADING_PATTERNS: list[tuple[re.Pattern[str], tuple[str, str]]] = [(re.compile(p), kind) for p, kind in (
-    (r"^(what|things|phrases|words) (not|never) to (say|tell|promise|mention)\b", ("guardrails", "critical")),
-    (r"^(common|customer|frequent|frequently asked) questions$|"
+    (r"^(what|things|phrases|words|terms) (not|never) to (say|tell|promise|mention)\b|"
+     r"^(words|phrases|terms) (not|never) to use\b", ("guardrails", "critical")),
+    (r"^(common|customer|frequent|frequently asked)\b(\s\w+)?\s?questions\b|"
      r"^questions (customers|members|clients|callers|people|users|employees|patients|students) ask\b",
      ("faqs", "medium")),
     (r"\bexamples?$", ("examples", "medium")),
-    (r"^troubleshooting\b|^(known|common|frequent|typical)\b.*\b(problems|issues)$", ("common_issues", "high")),
-    (r"\b(fees|charges|pricing)$", ("fees", "high")),
+    (r"^troubleshooting\b|^(known|common|frequent|typical)\b.*\b(problems|issues)\b", ("common_issues", "high")),
+    (r"^(?!(who|how|what|when|why|where)\b).*\b(fees|charges|pricing)$", ("fees", "high")),
 )]
 CONTENT = ("content", "medium")
 # The format's facets: front-matter keys whose values the agent recognises in questions and filters on.

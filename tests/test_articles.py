@@ -139,6 +139,9 @@ def test_analyser_unifies_plan_names_and_acronym_plurals() -> None:
     # ... and narrow (second review): advice, the agent's own checklist, a topic, a rule stay content
     ("What not to use", "content"), ("Questions to ask the customer", "content"), ("Screening questions", "content"),
     ("Tax issues", "content"), ("Who covers the costs", "content"),
+    ("Words never to use", "guardrails"), ("Common questions about billing", "faqs"),
+    ("Common billing questions", "faqs"), ("Known issues and workarounds", "common_issues"),
+    ("Who covers the fees", "content"), ("How to dispute charges", "content"),
 ])
 def test_headings_with_descriptors_keep_their_kind(heading: str, expected: str) -> None:
     assert section_kind(heading)[0] == expected
