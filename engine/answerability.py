@@ -232,6 +232,7 @@ def band_width(question: str, sentence: str) -> float | None:
 
 
 def in_stated_band(question: str, sentence: str) -> bool:
+    """Whether the sentence states any band the question's own quantity falls in (see band_width)."""
     return band_width(question, sentence) is not None
 
 

@@ -68,6 +68,7 @@ def answer_request(kb: KnowledgeBase, inquiry: Inquiry, resolution: Resolution |
 
 
 def given_fields(resolution: Resolution | None) -> list[str]:
+    """Names only, never values: the answer weighs what the case is about, and personal data stays out."""
     if resolution is None or not resolution.collected:
         return []
     given = {normalize_key(k) for k in resolution.collected}
