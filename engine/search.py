@@ -83,7 +83,8 @@ def search(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, *, extra_filter: d
     def run(flt: dict[str, Any]) -> tuple[list, Relevance, dict[str, Any]]:
         notes: dict[str, Any] = {}
         hits = kb.search(question, filters=flt, params=search_params(ctx, pool), expansions=inquiry.expansions)
-        hits = [h for h in hits if not about_another(kb, h.doc_id, inquiry.detected_facets)]
+        if any(values for facet, values in inquiry.detected_facets.items() if facet in PROVIDER_FACET):
+            hits = [h for h in hits if not about_another(kb, h.doc_id, inquiry.detected_facets)]
         hits = reranker.rerank(question, hits, facets=inquiry.detected_facets, idf=kb.bm25.idf, notes=notes)
         if ctx.mmr_lambda < 1.0 and len(hits) > want:
             chosen = mmr(np.asarray([h.score for h in hits]), kb.vectors_of([h.row for h in hits]), want,
