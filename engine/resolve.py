@@ -5,7 +5,8 @@ full ranking — fused per document. When the best articles are parallel version
 (same topic, differing only in facets the question did not name, e.g. two record keepers' rollover
 articles), the governing article is not guessed: the union of their fields is returned grouped by
 article and the facet to choose becomes the first missing field. When plain documents (no front matter)
-hold the top of the search, none governs: the question is about them, and they answer it.
+hold the top of the search, or one of them states the figure a question asks for where the leading
+article states none, no article governs: the question is about them, and they answer it.
 """
 
 from __future__ import annotations
@@ -16,10 +17,11 @@ from typing import Any
 from ..config import Context
 from ..kb.articles import FACETS
 from ..kb.fields import choice_matches, normalize_key, validate_value
-from ..kb.text import display_text, term_set
+from ..kb.text import display_text, split_items, term_set
 from ..llm.chat import ModelClock
 from ..retrieval.snapshot import KnowledgeBase
 from .access import visible_facets
+from .answerability import ACCEPTS, accepted_types, focus_terms, question_type, sentence_types, with_compounds
 from .facets import combine_filters, facet_clause, filter_keys, is_universal, universal_values
 from .privacy import SENSITIVE_PLACEHOLDER, masked
 from .records import ArticleCandidate, FieldSpec, Inquiry, Resolution
@@ -35,6 +37,11 @@ PLAIN_LEAD = 3
 # between the cases we have (a claims article at 0.76 of its app guide, a loan article at 0.51 of a
 # loan-screen guide: both govern; a loan article at 0.25 of a password guide: not), not tuned on an eval set.
 FIELDS_GAP = 0.35
+# How much more of the question (IDF-weighted focus terms) a plain document's typed sentence must say than
+# the leading article's best: chosen on dev (all nine sets: 0.0-0.3 send questions the article answers to a
+# call transcript or a guide that repeats it with more of the question's words, 3 of 6 switches wrong; 0.4
+# keeps the two whose article has no such sentence at all).
+PLAIN_MARGIN = 0.4
 PLAIN_GAP = 0.6  # chosen on dev (pets, aid, solar: 0.4-0.5 one question fewer, 0.7 one false answer more)
 
 
@@ -59,10 +66,14 @@ def resolve(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, collected: dict[s
     by_score = strategy == "heuristic"
     led = bool(ranked) and (plain_document_leads(full.hits, structured, by_score) if inquiry.mode == "answer"
                             else by_score and plain_far_ahead(full.hits, structured, FIELDS_GAP))
+    lead = full.hits[0].doc_id if led else None
+    if ranked and not led and by_score and inquiry.mode == "answer":
+        lead = plain_document_answers(kb, inquiry, full.hits, structured, ranked[0].article_id)
+        led = lead is not None
     out = Resolution(covered=bool(ranked) and not led and full.relevance.score >= ctx.relevance_threshold,
                      relevance=full.relevance, candidates=ranked, filters=full.filters, relaxed=full.relaxed,
                      facet_filters=facet_filters, collected=collected,
-                     lead_document=full.hits[0].doc_id if led else None)
+                     lead_document=lead)
     if not out.covered:
         return out
     pinned = filter_keys(inquiry.filters) | filter_keys(facet_filters)
@@ -105,6 +116,33 @@ def plain_document_leads(hits: list[Any], structured: set[str], by_score: bool =
     if len(top) == PLAIN_LEAD and not any(h.doc_id in structured for h in top):
         return True
     return by_score and plain_far_ahead(hits, structured)
+
+
+def plain_document_answers(kb: KnowledgeBase, inquiry: Inquiry, hits: list[Any], structured: set[str],
+                           article_id: str) -> str | None:
+    """A retrieved plain document whose sentence of the asked type (an amount, a date, a count...) says
+    more of what the question is about than any sentence of that type in the leading article: the
+    article is about the topic, the document has the fact (a fee schedule's bicycle row, an app guide's
+    attachment limit), so the document answers."""
+    question = inquiry.question
+    qtype = question_type(question)
+    if qtype not in ACCEPTS:
+        return None
+    facet_terms = {t for values in inquiry.detected_facets.values() for v in values for t in term_set(v)}
+    weights = {t: kb.bm25.idf(t) for t in focus_terms(question, facet_terms, qtype)}
+    total = sum(weights.values())
+    if not total:
+        return None
+    wanted = accepted_types(question, qtype)
+
+    def said(texts: list[str]) -> float:
+        units = [u for t in texts for u in split_items(t) if sentence_types(u) & wanted]
+        return max((sum(w for t, w in weights.items() if t in with_compounds(u)) / total for u in units), default=0.0)
+
+    article = said([c.text for c in kb.chunks_of(article_id)])
+    best = max(((said([h.text]), -i, h.doc_id) for i, h in enumerate(hits) if h.doc_id not in structured),
+               default=None)
+    return best[2] if best and best[0] > article + PLAIN_MARGIN else None
 
 
 def plain_far_ahead(hits: list[Any], structured: set[str], gap: float = PLAIN_GAP) -> bool:

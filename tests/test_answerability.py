@@ -449,6 +449,42 @@ def test_a_plain_document_about_another_provider_is_not_searched(tmp_path) -> No
     assert "contoso-loan-fee-schedule.md" in {h.doc_id for h in search(kb, ctx, unnamed, k=10).hits}
 
 
+def test_a_plain_document_that_states_the_asked_figure_answers_over_an_article_that_does_not(tmp_path) -> None:
+    """The loan article leads a question about a fee it never lists; a plain fee schedule in the search
+    has that fee's row: the schedule answers (no article, no fields to collect). A fee the article states
+    stays the article's, though the schedule repeats it in more of the question's words."""
+    from citewise import api
+    from citewise.config import Context
+    from citewise.engine.access import UNRESTRICTED
+    from citewise.engine.inquiry import understand
+    from citewise.engine.pipeline import open_snapshot
+    from citewise.engine.resolve import resolve
+
+    home = northwind_home(tmp_path, {"loan-checks.md": (
+        "---\nid: northwind-loan-checks\ntitle: Northwind loan check delivery\nrecord_keeper: Northwind\n"
+        "topic: loan\n---\n## Business rules\n- A loan check is mailed by first-class mail within 3 business days.\n"
+        "- Overnight delivery of a loan check can be requested when the loan is approved.\n"
+        "## Required data\n- Mailing address (text, required, participant): Where the check goes. Why: delivery.\n"),
+        "loan-fee-schedule.md": (
+        "# Northwind savings plan loan fee schedule\n\n| Service | Fee |\n|---|---|\n"
+        "| Loan setup fee for a savings plan loan | $75 |\n| Overnight delivery of a loan check | $30 |\n"
+        "| Loan payoff statement | $10 |\n")}, fields=True)
+    ctx = Context(home=str(home))
+    kb = open_snapshot(ctx)
+
+    def resolved(question: str):
+        return resolve(kb, ctx, understand(kb, ctx, {"question": question}, UNRESTRICTED))
+
+    overnight = "How much does Northwind charge for overnight delivery of my loan check?"
+    led = resolved(overnight)
+    assert led.candidates[0].article_id == "northwind-loan-checks"  # the article leads, stating no fee for it
+    assert led.article_id is None and led.lead_document == "loan-fee-schedule.md"
+    answer = api.ask(overnight, home=home, confidence_threshold=0.0)
+    assert answer["decision"] == "can_proceed" and "$30" in answer["response"]["text"], answer["response"]["text"]
+    setup = resolved("What is the Northwind loan setup fee?")
+    assert setup.article_id == "northwind-loan" and setup.lead_document is None
+
+
 def test_the_band_a_question_s_quantity_falls_in_is_its_answer() -> None:
     """"6 hours late" is answered by the row "5 hours to less than 8 hours: $200", not by its neighbours."""
     from citewise.engine.answerability import in_stated_band
