@@ -33,7 +33,11 @@ QUESTION_TYPES: list[tuple[str, re.Pattern[str]]] = [(t, re.compile(p, re.IGNORE
                r"\bwhat (does|will|would) [^?.]{0,60}\b(charge|cost)"
                r"(?=\s*(\?|$|(for|to|per|me|us|them|you|a|an|the|on|if|when|in|monthly|annually|each|now)\b))|"
                r"\bwhat do (you|they|we) (charge|pay)\b|"
-               r"\bhow expensive\b"),
+               r"\bhow expensive\b|"
+               # "is there a fee for ...", "does it cost anything": a yes/no whose answer is a price or "free"
+               r"\b(is|are) there (a|an|any) ([\w-]+ ){0,2}(fee|fees|charge|charges|cost|costs)\b|"
+               r"\b(does|will|would) (it|that|this) cost\b|"
+               r"\b(do|does|will|would) (they|you|it|\w+) charge (me |us )?(anything|extra|a fee)\b"),
     ("count", r"\bhow many\b"),
     ("procedure", r"\bhow (do|can|should|would) (i|we|you|they|the \w+)\b|\bhow to\b|\bwhat (are the )?steps\b|"
                   r"\bwhat do (i|we) (need to )?do\b|\bprocess for\b"),
@@ -44,7 +48,8 @@ ACCEPTS = {"duration": {"duration", "date"}, "date": {"date", "duration"}, "perc
            "amount": {"amount", "percent", "count"}, "count": {"count", "amount", "duration"}}
 _MONTH = r"(january|february|march|april|may|june|july|august|september|october|november|december)"
 SENTENCE_TYPES: dict[str, re.Pattern[str]] = {t: re.compile(p, re.IGNORECASE) for t, p in {
-    "amount": r"\$\s?\d|\b\d[\d,]*(\.\d+)?\s*(dollars|usd|€|eur)\b|\b(no|free of|without) (fee|charge|cost)s?\b|"
+    "amount": r"\$\s?\d|\b\d[\d,]*(\.\d+)?\s*(dollars|usd|€|eur)\b|"
+              r"\b(no|free of|without) ([\w-]+ ){0,2}(fee|charge|cost)s?\b|"
               r"\bfree\b|\bat no (cost|charge)\b",
     "percent": r"\d\s*%|\bpercent\b",
     "date": _MONTH + r"\b|\bage\s+\d|\b\d+(½)?\s*(or older|and older)\b|\b(19|20)\d\d\b|\bby the (end|date)\b|"

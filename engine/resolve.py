@@ -37,10 +37,10 @@ PLAIN_LEAD = 3
 # between the cases we have (a claims article at 0.76 of its app guide, a loan article at 0.51 of a
 # loan-screen guide: both govern; a loan article at 0.25 of a password guide: not), not tuned on an eval set.
 FIELDS_GAP = 0.35
-# How much more of the question (IDF-weighted focus terms) a plain document's typed sentence must say than
-# the leading article's best: chosen on dev (all nine sets: 0.0-0.3 send questions the article answers to a
+# How much more of the question (IDF-weighted focus terms) a plain document's sentence must say than the
+# leading article's best: chosen on dev (all nine sets: 0.0-0.3 send questions the article answers to a
 # call transcript or a guide that repeats it with more of the question's words, 3 of 6 switches wrong; 0.4
-# keeps the two whose article has no such sentence at all).
+# keeps the four whose article has no such sentence at all).
 PLAIN_MARGIN = 0.4
 PLAIN_GAP = 0.6  # chosen on dev (pets, aid, solar: 0.4-0.5 one question fewer, 0.7 one false answer more)
 
@@ -120,23 +120,21 @@ def plain_document_leads(hits: list[Any], structured: set[str], by_score: bool =
 
 def plain_document_answers(kb: KnowledgeBase, inquiry: Inquiry, hits: list[Any], structured: set[str],
                            article_id: str) -> str | None:
-    """A retrieved plain document whose sentence of the asked type (an amount, a date, a count...) says
-    more of what the question is about than any sentence of that type in the leading article: the
-    article is about the topic, the document has the fact (a fee schedule's bicycle row, an app guide's
-    attachment limit), so the document answers."""
+    """A retrieved plain document with a sentence that says more of what the question is about than any
+    in the leading article (of the asked type, for an amount, date or count question): the article is
+    about the topic, the document has the fact (a fee schedule's bicycle row, an app guide's attachment
+    limit, the minutes that priced a pay station), so the document answers."""
     question = inquiry.question
     qtype = question_type(question)
-    if qtype not in ACCEPTS:
-        return None
     facet_terms = {t for values in inquiry.detected_facets.values() for v in values for t in term_set(v)}
     weights = {t: kb.bm25.idf(t) for t in focus_terms(question, facet_terms, qtype)}
     total = sum(weights.values())
     if not total:
         return None
-    wanted = accepted_types(question, qtype)
+    wanted = accepted_types(question, qtype) if qtype in ACCEPTS else None
 
     def said(texts: list[str]) -> float:
-        units = [u for t in texts for u in split_items(t) if sentence_types(u) & wanted]
+        units = [u for t in texts for u in split_items(t) if wanted is None or sentence_types(u) & wanted]
         return max((sum(w for t, w in weights.items() if t in with_compounds(u)) / total for u in units), default=0.0)
 
     article = said([c.text for c in kb.chunks_of(article_id)])

@@ -182,8 +182,15 @@ def test_a_figure_for_another_year_does_not_answer() -> None:
 
 
 def test_a_question_about_a_process_or_policy_is_not_an_amount_question() -> None:
-    for q in ("What do you charge for a replacement card?", "What does roaming cost in Canada?"):
+    for q in ("What do you charge for a replacement card?", "What does roaming cost in Canada?",
+              "If I opt out of the smart meter, is there a charge?", "Is there a fee to port a number out?",
+              "Does it cost anything to switch plans?", "Will they charge me anything for a paper bill?"):
         assert question_type(q) == "amount", q
+    # "is there a fee" is answered by a fee named between "no" and "fee" too
+    from citewise.engine.answerability import sentence_types
+    assert "amount" in sentence_types("Larkspan charges no port-out fee.")
+    assert "amount" in sentence_types("There is no early termination fee.")
+    assert "amount" not in sentence_types("There is no waiting period.")
     for q in ("What do I do if I see an unrecognized charge?", "What is the process for a fee refund?",
               "What is the policy on late fees?", "What does 'charge-off' mean?",
               "What is the time limit for a rollover?", "What does the cost basis include?"):
@@ -464,6 +471,7 @@ def test_a_plain_document_that_states_the_asked_figure_answers_over_an_article_t
         "---\nid: northwind-loan-checks\ntitle: Northwind loan check delivery\nrecord_keeper: Northwind\n"
         "topic: loan\n---\n## Business rules\n- A loan check is mailed by first-class mail within 3 business days.\n"
         "- Overnight delivery of a loan check can be requested when the loan is approved.\n"
+        "- A loan payoff statement is mailed on request and shows the amount that repays the loan.\n"
         "## Required data\n- Mailing address (text, required, participant): Where the check goes. Why: delivery.\n"),
         "loan-fee-schedule.md": (
         "# Northwind savings plan loan fee schedule\n\n| Service | Fee |\n|---|---|\n"
@@ -481,6 +489,8 @@ def test_a_plain_document_that_states_the_asked_figure_answers_over_an_article_t
     assert led.article_id is None and led.lead_document == "loan-fee-schedule.md"
     answer = api.ask(overnight, home=home, confidence_threshold=0.0)
     assert answer["decision"] == "can_proceed" and "$30" in answer["response"]["text"], answer["response"]["text"]
+    payoff = resolved("Is there a charge for a Northwind loan payoff statement?")  # yes/no: any sentence
+    assert payoff.candidates[0].article_id == "northwind-loan-checks" and payoff.lead_document == "loan-fee-schedule.md"
     setup = resolved("What is the Northwind loan setup fee?")
     assert setup.article_id == "northwind-loan" and setup.lead_document is None
 
