@@ -113,7 +113,11 @@ def artifact_texts(result: dict[str, Any]) -> tuple[str, str]:
 
 def judge(entry: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
     """Every check the entry states, with the evidence; `pass` when all hold."""
-    checks: dict[str, bool] = {"decision": result.get("decision") in _as_list(entry.get("decision"))}
+    # Only what the entry states is checked: an entry without a decision (facts only) is not counted as
+    # expecting an abstention either (all() of no decisions would be vacuously true).
+    checks: dict[str, bool] = {}
+    if entry.get("decision") is not None:
+        checks["decision"] = result.get("decision") in _as_list(entry.get("decision"))
     details: dict[str, Any] = {}
     response = result.get("response") or {}
     text = response.get("text") or ""
@@ -160,7 +164,7 @@ def judge(entry: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
         details["citations_right"], details["citations"] = sum(d in cite_from for d in cited), len(cited)
         checks["citations"] = details["citations_right"] == len(cited)
     expects_answer = any(d in ANSWERED for d in decisions)
-    expects_abstain = all(d in ABSTAINED for d in decisions)
+    expects_abstain = bool(decisions) and all(d in ABSTAINED for d in decisions)
     expected = {"decision": entry.get("decision"), "article": entry.get("article")}
     if entry.get("artifact_type"):
         expected["artifact_type"] = entry["artifact_type"]
@@ -182,7 +186,7 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
     facts_stated = sum(r["details"].get("facts_found", 0) + len(r["details"].get("facts_missing", [])) for r in rows)
     cited = sum(r["details"].get("citations", 0) for r in rows)
     answerable = [r for r in rows if any(d in ANSWERED for d in _as_list(r["expected"]["decision"]))]
-    abstaining = [r for r in rows if all(d in ABSTAINED for d in _as_list(r["expected"]["decision"]))]
+    abstaining = [r for r in rows if (d := _as_list(r["expected"]["decision"])) and all(x in ABSTAINED for x in d)]
     return {"questions": len(rows), "pass_rate": rate([r["pass"] for r in rows]),
             "checks": {n: rate([r["checks"][n] for r in rows if n in r["checks"]]) for n in names},
             "fact_recall": round(sum(r["details"].get("facts_found", 0) for r in rows) / facts_stated, 4)

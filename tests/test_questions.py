@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from citewise.evals.questions import SETS, judge, load_questions, prepared_home, run, split_of
+from citewise.evals.questions import SETS, judge, load_questions, prepared_home, run, split_of, summarize
 
 
 def test_every_eval_set_is_well_formed() -> None:
@@ -39,6 +39,12 @@ def test_judge_checks_the_answer_not_just_the_decision() -> None:
     assert judge(entry, stray)["checks"]["citations"] is False
     unstated = {"id": "u", "question": "q", "decision": ["uncertain", "out_of_scope"], "article": None}
     assert judge(unstated, good)["false_answer"] and not judge(unstated, {"decision": "uncertain"})["false_answer"]
+    # an entry that states no decision has it unchecked, and is not counted as expecting an abstention
+    facts_only = {"id": "f", "question": "q", "facts": ["$50,000"]}
+    row = judge(facts_only, good)
+    assert row["pass"] and "decision" not in row["checks"] and not row["false_answer"]
+    assert summarize([row])["false_answer_rate"] is None and summarize([row])["false_abstain_rate"] is None
+    assert not judge(facts_only, {"decision": "uncertain", "response": {"text": "I'm not sure."}})["pass"]
 
 
 def test_judge_checks_an_artifact_by_its_markdown_and_headings() -> None:
