@@ -55,6 +55,7 @@ SETS = {
     "utilities": EvalSet("utilities", ROOT / "examples" / "questions-utilities.yaml",
                          ROOT / "examples" / "kb-utilities"),
     "travel": EvalSet("travel", ROOT / "examples" / "questions-travel.yaml", ROOT / "examples" / "kb-travel"),
+    "tenancy": EvalSet("tenancy", ROOT / "examples" / "questions-tenancy.yaml", ROOT / "examples" / "kb-tenancy"),
 }
 
 

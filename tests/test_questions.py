@@ -65,20 +65,21 @@ def test_judge_checks_an_artifact_by_its_markdown_and_headings() -> None:
     assert judge(entry, said)["checks"]["must_not"] is False
 
 
-# Regression floors 3-11 points under the measured test-split pass rates and citation precision (82.6% /
-# 71.7% / 69.4% / 73.1% / 72.0% / 57.9% / 66.7% / 58.3% / 52.5%; hr, solar, aid, pets, utilities and travel
-# were written by someone who had not seen the code). Travel's two documents with injected orders are
-# quarantined whole too. Citation precision is lowest on aid (0.75) and pets (0.81): answers
-# from the wrong article cite more chunks since the governing article's high tier comes first, and pets'
-# two documents with injected orders are quarantined whole, so questions expecting them as the source
-# cannot pass. Telecom's floor went down once (0.70 -> 0.65), when the confidence refit that stopped
-# counting `required_data` runs moved the threshold from 0.60 to 0.64, and utilities' (0.57 -> 0.55) when
-# the refit after contractions stopped counting as question terms sent one more answer to `uncertain`.
-# The issue's targets (95%) are not met yet, see BENCHMARKS.md.
+# Regression floors 3-11 points under the measured test-split pass rates and citation precision (82.6% / 71.7% /
+# 69.4% / 73.1% / 72.0% / 57.9% / 66.7% / 58.3% / 52.5%, tenancy 65.1%; hr, solar, aid, pets, utilities, travel and
+# tenancy were written by someone who had not seen the code). Travel's two documents and tenancy's article with
+# injected orders are quarantined whole too. Citation precision is lowest on aid (0.75) and pets (0.81): answers
+# from the wrong article cite more chunks since the governing article's high tier comes first, and pets' two
+# documents with injected orders are quarantined whole, so questions expecting them as the source cannot pass.
+# Telecom's floor went down once (0.70 -> 0.65), when the confidence refit that stopped counting `required_data`
+# runs moved the threshold from 0.60 to 0.64, and utilities' (0.57 -> 0.55) when the refit after contractions
+# stopped counting as question terms sent one more answer to `uncertain`. The issue's targets (95%) are not met yet,
+# see BENCHMARKS.md.
 @pytest.mark.parametrize("name,floor,precision", [("sample", 0.79, 0.85), ("telecom", 0.67, 0.85),
                                                   ("docs", 0.63, 0.85), ("hr", 0.72, 0.85), ("solar", 0.66, 0.85),
                                                   ("aid", 0.47, 0.70), ("pets", 0.60, 0.75),
-                                                  ("utilities", 0.55, 0.85), ("travel", 0.49, 0.82)])
+                                                  ("utilities", 0.55, 0.85), ("travel", 0.49, 0.82),
+                                                  ("tenancy", 0.60, 0.88)])
 def test_eval_set_test_split(name: str, floor: float, precision: float, tmp_path: Path, record_property) -> None:
     eval_set = SETS[name]
     home = prepared_home(eval_set, tmp_path)
