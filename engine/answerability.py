@@ -53,7 +53,10 @@ SENTENCE_TYPES: dict[str, re.Pattern[str]] = {t: re.compile(p, re.IGNORECASE) fo
               r"\bfree\b|\bat no (cost|charge)\b",
     "percent": r"\d\s*%|\bpercent\b",
     "date": _MONTH + r"\b|\bage\s+\d|\b\d+(½)?\s*(or older|and older)\b|\b(19|20)\d\d\b|\bby the (end|date)\b|"
-            r"\b(end|start|beginning) of the (year|month|quarter)\b|\bdeadline\b",
+            r"\b(end|start|beginning) of the (year|month|quarter)\b|\bdeadline\b|"
+            # a day of the month: "on the 5th", "the 1st of each month", "by the 15th"
+            r"\b(on|by|before|after|until|from) the \d{1,2}(st|nd|rd|th)\b|"
+            r"\b\d{1,2}(st|nd|rd|th) (of|day of) (the|each|every) month\b",
     # opening hours: a clock time or the days of the week (what answers "when are the lines open", see
     # accepted_types; "when do I have to file" is not answered by "reviewed on weekdays")
     "clock": r"\b\d{1,2}(:\d\d)?\s?(a\.m\.|p\.m\.|am\b|pm\b)|\b(noon|midnight)\b|\b24/7\b|"
@@ -67,7 +70,10 @@ SENTENCE_TYPES: dict[str, re.Pattern[str]] = {t: re.compile(p, re.IGNORECASE) fo
 QUESTION_WORDS = frozenset(terms(
     "how much many long soon what which when where who whom why whether need needs know tell explain "
     "please help want wants get getting can could would will shall should do does did happen happens "
-    "thing things way ways something anything option options work works mean means once all make makes made"))
+    "thing things way ways something anything option options work works mean means once all make makes made "
+    "expect expected"))
+# A verb's particle ("get my deposit *back*", "cash *out*"): alone it names nothing the answer must say.
+PARTICLES = frozenset(terms("back out up off away over down"))
 # Words that only carry a question's type ("how long does it *take*"): a sentence of the type answers them.
 FILLER_WORDS = {"duration": frozenset(terms("take takes taking took last lasts"))}
 # Words that name which quantity a money question asks for ("how much does it *charge*", "what *rate*"):
@@ -260,6 +266,8 @@ def focus_terms(question: str, facet_terms: set[str], qtype: str = "") -> list[s
     is left."""
     skip = QUESTION_WORDS | facet_terms | STOPWORDS | FILLER_WORDS.get(qtype, frozenset()) | type_words(question, qtype)
     focus = list(dict.fromkeys(t for t in terms(question) if t not in skip and len(t) > 1))
+    if all(t in PARTICLES for t in focus):
+        return []
     family = FAMILY_WORDS.get(qtype, frozenset())
     return [t for t in focus if t not in family] or focus
 

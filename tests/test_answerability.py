@@ -14,6 +14,21 @@ def test_the_words_of_a_question_type_are_not_its_focus() -> None:
     assert "charg" not in focus_terms("How much does the plan charge to set up a loan?", set(), "amount")
     assert focus_terms("How long does a rollover take?", set(), "duration") == ["rollov"]
     assert "much" not in subject_words("How much does the plan charge?")  # never echoed as "not covered"
+    # "expect" only asks, and a particle alone names nothing ("get my deposit back": the topic is the facet)
+    deposit = "When should I expect my Wrenfield security deposit back?"
+    assert focus_terms(deposit, {"wrenfield", "secur", "deposit"}, "date") == []
+    assert "back" in focus_terms("When can I pay the loan back?", set(), "date")  # not alone: kept
+
+
+def test_a_day_of_the_month_answers_when() -> None:
+    from citewise.engine.answerability import sentence_types
+
+    for sentence in ("The grace period ends at 11:59 p.m. on the 5th.", "Rent is due on the 1st of each month.",
+                     "Pay by the 15th to avoid a late fee."):
+        assert "date" in sentence_types(sentence), sentence
+    assert "date" not in sentence_types("She was the 5th caller today.")
+    assert assess("When does the rent grace period end?", ["The grace period ends at 11:59 p.m. on the 5th."],
+                  "", set()).ok
 
 
 def test_an_amount_question_is_answered_by_an_amount_about_its_subject() -> None:
