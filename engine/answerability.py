@@ -114,6 +114,18 @@ def accepted_types(question: str, qtype: str) -> set[str]:
     return accepted
 
 
+_FIGURE = re.compile(r"\b\d{1,2}(?:st|nd|rd|th)\b|(?<![\w.,])\d[\d,]*(?:\.\d+)?(?![\d])")
+
+
+def figures(text: str) -> set[str]:
+    """The figures a text states, written one way: "$1,400" and "1400" are 1400, "on the 8th" is 8th."""
+    out = set()
+    for m in _FIGURE.findall(text):
+        token = m.replace(",", "")
+        out.add(token.rstrip("0").rstrip(".") if "." in token else token)
+    return out
+
+
 def question_type(question: str) -> str:
     for name, pattern in QUESTION_TYPES:
         if pattern.search(question):

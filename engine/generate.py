@@ -7,6 +7,7 @@ saying why in the draft's notes. Generators share one request record and return 
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -16,6 +17,7 @@ from ..config import Context
 from ..kb.fields import normalize_key
 from ..llm.chat import ModelClock
 from ..retrieval.snapshot import KnowledgeBase
+from .answerability import figures
 from .check import context_rules
 from .records import ContextChunk, ContextPack, Draft, Feedback, Inquiry, Resolution
 
@@ -37,6 +39,9 @@ class AnswerRequest:
     # The names of the fields the caller has given ("Letter of credit"): a rule conditioned on one of them
     # ("without a letter of credit, charge a $180 deposit") is about this case, even if the question is not.
     situation: list[str] = field(default_factory=list)
+    # The figures of the caller's case (a rent of 1400, a payment on the 8th): a worked example with the
+    # same figures is this case. Used to choose sentences only, never quoted.
+    case_figures: set[str] = field(default_factory=set)
     similarity: Callable[[list[str]], list[float]] | None = None  # cosine of each text to the question
     answer_tokens: int = 1024  # completion budget: max_tokens minus what the context used
     clock: ModelClock | None = None
@@ -62,7 +67,7 @@ def answer_request(kb: KnowledgeBase, inquiry: Inquiry, resolution: Resolution |
         governing=resolution.governing if resolution else None,
         idf=kb.bm25.idf, expansions=inquiry.expansions, feedback=feedback or Feedback(),
         missing_fields=resolution.missing if resolution else [],
-        situation=given_fields(resolution),
+        situation=given_fields(resolution), case_figures=case_figures(resolution),
         similarity=lambda texts: similarity(kb, inquiry.question, texts),
         answer_tokens=max(ANSWER_SHARE_FLOOR, inquiry.max_tokens - pack.tokens), clock=clock)
 
@@ -73,6 +78,25 @@ def given_fields(resolution: Resolution | None) -> list[str]:
         return []
     given = {normalize_key(k) for k in resolution.collected}
     return [f.name for f in resolution.fields if normalize_key(f.key) in given and not f.choices]
+
+
+_ISO_DATE = re.compile(r"^\d{4}-\d{2}-(\d{2})$")
+def case_figures(resolution: Resolution | None) -> set[str]:
+    """The collected values that are figures (amounts of 10 or more, a date's day of the month), from
+    the data as kept (a sensitive field's value was withheld by resolve)."""
+    out: set[str] = set()
+    for value in (resolution.collected if resolution else {}).values():
+        if isinstance(value, bool):
+            continue
+        text = str(value).strip()
+        if (date := _ISO_DATE.match(text)) is not None:
+            day = int(date.group(1))
+            suffix = "th" if 10 <= day % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(day % 10, "th")
+            out.add(f"{day}{suffix}")
+        elif re.fullmatch(r"[$£€]?\s?\d[\d,]*(\.\d+)?", text):
+            number = figures(text)
+            out |= {n for n in number if float(n) >= 10}
+    return out
 
 
 def similarity(kb: KnowledgeBase, question: str, texts: list[str]) -> list[float]:

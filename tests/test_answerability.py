@@ -419,6 +419,41 @@ def test_a_table_row_answers_through_the_engine(tmp_path) -> None:
     assert out["response"]["text"].startswith("Hail 1 inch or larger: Request a post-storm inspection"), out
 
 
+def test_a_worked_example_with_the_caller_s_figures_is_the_caller_s_case(tmp_path) -> None:
+    """Rent of 1,400 paid on the 8th: of the article's worked examples, the one with those figures answers
+    "how much do I owe" (the values choose the sentence and are never quoted from the data)."""
+    from citewise import api
+    from citewise.engine.answerability import figures
+    from citewise.engine.generate import case_figures
+    from citewise.engine.records import Relevance, Resolution
+    from citewise.kb.ingest import ingest
+
+    assert figures("Rent of $1,400 paid on the 8th: $70.") == {"1400", "8th", "70"}
+    kept = Resolution(covered=True, relevance=Relevance(1.0), collected={
+        "monthly_rent": "1,400", "payment_date": "2026-04-08", "autopay": True, "units": 2, "ssn": "[SENSITIVE]"})
+    assert case_figures(kept) == {"1400", "8th"}  # no booleans, no counts under 10, nothing withheld
+    src = tmp_path / "kb"
+    src.mkdir()
+    (src / "late.md").write_text(
+        "---\nid: late-fees\ntitle: Late rent fees\nrecord_keeper: Halden Homes\ntopic: rent\n---\n"
+        "## Business rules\n- Rent is due on the 1st; the grace period ends on the 5th.\n"
+        "- A late fee of $50 is charged on the 6th, plus $10 for each later day, up to $150.\n"
+        "## Required data\n- Monthly rent (currency, required, participant): The rent. Why: sets the fee.\n"
+        "- Payment date (date, required, participant): When rent was paid. Why: counts the late days.\n"
+        "## Examples\n- Rent of $900 paid on the 6th: $50 in late fees.\n"
+        "- Rent of $1,400 paid on the 8th: $50 plus $10 for each of the 7th and the 8th = $70 in late fees.\n"
+        "- Rent of $2,000 paid on the 20th: $150 in late fees, the maximum.\n")
+    ingest([src], tmp_path / "home", progress=False)
+    out = api.ask("How much in late fees do I owe Halden Homes this month?", home=tmp_path / "home",
+                  confidence_threshold=0.0, collected_data={"monthly_rent": 1400, "payment_date": "2026-04-08"})
+    text = out["response"]["text"]
+    assert out["decision"] == "can_proceed" and text.index("$1,400") < min(text.index("$900"), text.index("$2,000"))
+    other = api.ask("How much in late fees do I owe Halden Homes this month?", home=tmp_path / "home",
+                    confidence_threshold=0.0, collected_data={"monthly_rent": 2000, "payment_date": "2026-04-20"})
+    text = other["response"]["text"]
+    assert text.index("$2,000") < min(text.index("$900"), text.index("$1,400")), text
+
+
 def test_a_rule_about_the_collected_situation_is_part_of_the_answer(tmp_path) -> None:
     """Given that the customer has no letter of credit, "what will it cost" includes the deposit charged to
     those without one, though the question never mentions it (the extractive answer reads the field names
