@@ -130,7 +130,11 @@ def build_artifact(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, resolution
     verdict = check(kb, ctx, inquiry, resolution, relevance, pack, draft, clock, quoted=kind.quoting)
     artifact = to_artifact(kind, title_subject, verdict)
     if not supported(artifact) and not verdict.dropped:
-        core = [h.name for _, h in kind.headings if h.core]
-        draft.cannot_answer = True
-        draft.reason = f"No retrieved article has what a {kind.label.lower()} needs ({', '.join(core)})"
+        core = ", ".join(h.name for _, h in kind.headings if h.core)
+        if resolution is not None and resolution.article_id is not None and not all(h.empty for h in artifact.headings):
+            verdict.unanswered.append(f"the {core} a {kind.label.lower()} needs")  # the article has the rest
+            draft.partial = True
+        else:
+            draft.cannot_answer = True
+            draft.reason = f"No retrieved article has what a {kind.label.lower()} needs ({core})"
     return ArtifactBuild(draft, verdict, artifact)

@@ -182,6 +182,9 @@ class Draft:
     notes: dict[str, Any] = field(default_factory=dict)  # repair attempts, fallback reasons, usage
     cannot_answer: bool = False  # the model says the context does not answer the question
     reason: str = ""  # ... and why
+    # An artifact whose governing article has material for some headings but none for a core one (a
+    # workflow without steps): what there is goes out as `uncertain`, not as "nothing on this".
+    partial: bool = False
 
 
 @dataclass

@@ -48,13 +48,14 @@ def after_context(mode: str) -> Literal["generate", "build_artifact"]:
 def after_artifact(draft: Draft, artifact: Artifact, passed: bool, confidence: float, attempts: int,
                    ctx: Context) -> Literal["build_artifact", "abstain", "uncertain", "end"]:
     """As an answer routes: no material (or a model that says so) abstains; a failed check earns a
-    bounded rebuild; after that, nothing left under a core heading abstains, and a failure or low
-    confidence is `uncertain`."""
+    bounded rebuild; after that, nothing left under a core heading abstains, unless the governing article
+    has the rest (`Draft.partial`: a workflow without steps, the article has its rules, not its
+    procedure); that, a failure or low confidence is `uncertain`."""
     if draft.cannot_answer:
         return "abstain"
     step = after_check(passed, confidence, attempts, ctx)
     if step == "generate":
         return "build_artifact"
     if not supported(artifact):
-        return "abstain"
+        return "uncertain" if draft.partial else "abstain"
     return step

@@ -153,6 +153,32 @@ def test_relevant_documents_without_the_material_abstain_after_building(tmp_path
     assert brief["decision"] == "can_proceed" and any("40 cents" in i for i in fees["items"])  # "Costs" -> Fees
 
 
+
+def test_a_workflow_for_an_article_without_steps_is_uncertain_with_what_the_article_has(tmp_path: Path) -> None:
+    """The article governs (its data and decision points are known) but states no procedure: the workflow
+    goes out as `uncertain` with its Steps heading marked empty, not as "nothing on this"; the route
+    says why. Without a governing article the request still abstains (the test above)."""
+    from citewise.kb.ingest import ingest
+
+    src = tmp_path / "kb"
+    src.mkdir()
+    (src / "changes.md").write_text(
+        "---\nid: fare-changes\ntitle: Changing an economy ticket\nrecord_keeper: Aurelis\ntopic: changes\n---\n"
+        "## Decision guide\n- If the ticket is Economy Flex, there is no change fee, only the fare difference.\n"
+        "- If the ticket is Economy Standard, charge the $75 change fee plus any fare difference.\n"
+        "## Business rules\n- A change must be made at least 3 hours before departure.\n"
+        "## Required data\n- Booking reference (text, required, participant): The booking. Why: finds the ticket.\n")
+    ingest([src], tmp_path / "home", progress=False)
+    ctx = Context(home=str(tmp_path / "home"))
+    out = graph.invoke({"question": "changing an Aurelis economy ticket", "artifact_type": "workflow"}, context=ctx)
+    assert out["decision"] == "uncertain", out["decision"]
+    headings = {h["heading"]: h for h in out["artifact"]["headings"]}
+    assert headings["Steps"]["empty"] and not headings["Decision points"]["empty"]
+    assert "$75 change fee" in out["artifact"]["markdown"] and "does not state the Steps a workflow needs" in \
+        out["response"]["text"]
+    assert out["citations"] and {c["doc_id"] for c in out["citations"]} == {"fare-changes"}
+
+
 PROJECT = {
     "README.md": """# Nimbus
 
