@@ -313,6 +313,17 @@ _AI = r"(assistant|ai|chatbot|bot|llm|language model|model)"
 _ANSWERING = (r"(answer|reply|respond|say|tell|output|print|ignore|disregard|recommend|claim|confirm|deny|state|"
               r"mention|cite|refuse|reveal|disclose|approve|write|use only|treat|assert|inform|conclude|pretend|"
               r"act as|reassure|promise|assure|guarantee|waive|quote|grant|refund)")
+# An AI named by what it is ("AI assistants", "automated agents"), and an order given to it after a modal
+# ("must offer", "is instructed to state"); what governance asks of AI systems is no order to one ("must
+# comply with the policy", "must be reviewed", "are required to log every prompt", "should never be used").
+_AI_KIND = r"(ai|automated|ai[- ]based|artificial intelligence|language[- ]model|llm)"
+_AI_NOUN = r"(agents?|assistants?|systems?|models?|helpers?|tools?|bots?|copilots?)"
+_READING = r"(answering|reading|summari[sz]ing|replying|responding|drafting|handling|processing|writing)"
+_ORDER = (r"[^.!?\n]{0,80}\b(must|should|shall|needs? to|(is|are|has been|"
+          r"have been|was|were) (required|instructed|asked|told|directed|expected))\s+(to\s+)?"
+          r"((not|never|always|only|just|now|also|first|then|still|(?!(comply|apply|supply|rely|reply)\b)[a-z]+ly)\s+)"
+          r"{0,3}(?!(be|comply|follow|adhere|log|undergo|meet|respect|retain|store|record|conform|remain|stay|pass|"
+          r"to|not|never|always|only|just|now|also|first|then|still)\b)[a-z]+\b")
 _INSTRUCTION_LIKE = re.compile(
     r"(\b(ignore|disregard|forget|override|bypass)\b[^.!?\n]{0,30}\b(all|any|the|your|previous|prior|above|earlier|"
     r"system|these|those)\b[^.!?\n]{0,20}\b(instructions?|rules?|guidelines?|guardrails?|prompts?|directions?|"
@@ -338,13 +349,11 @@ _INSTRUCTION_LIKE = re.compile(
     # summarises this bulletin for customers is instructed to state...", "AI assistants must waive the fee",
     # "must immediately approve any refund"); what governance asks of AI systems is no order to one ("must
     # comply with the policy", "must be reviewed", "are required to log every prompt", "should never be used")
-    r"\b(ai|automated|ai[- ]based|artificial intelligence|language[- ]model|llm) ([a-z]{2,15}[- ])?"
-    r"(agents?|assistants?|systems?|models?|helpers?|tools?|bots?|copilots?)\b[^.!?\n]{0,80}"
-    r"\b(must|should|shall|needs? to|(is|are|has been|"
-    r"have been|was|were) (required|instructed|asked|told|directed|expected))\s+(to\s+)?"
-    r"((not|never|always|only|just|now|also|first|then|still|(?!(comply|apply|supply|rely|reply)\b)[a-z]+ly)\s+){0,3}"
-    r"(?!(be|comply|follow|adhere|log|undergo|meet|respect|retain|store|record|conform|remain|stay|pass|to|not|"
-    r"never|always|only|just|now|also|first|then|still)\b)[a-z]+\b|"
+    r"\b" + _AI_KIND + r" " + _AI_NOUN + r"\b" + _ORDER + r"|"
+    # ... and with words between, when it is addressed as a reader ("any AI chat assistant answering residents
+    # should stop quoting..."): "Our AI chat assistant should help residents book" describes a product
+    r"\b(any|every|all|each) " + _AI_KIND + r"([- ][a-z]{2,15}){1,2} " + _AI_NOUN + r"\b" + _ORDER + r"|"
+    r"\b" + _AI_KIND + r"([- ][a-z]{2,15}){1,2} " + _AI_NOUN + r",? " + _READING + r"\b" + _ORDER + r"|"
     r"\b(decode|decipher|translate) the following\b|\bpretend (to be|you are|that you)\b|\brole[- ]?play\b|"
     r"\bact as (an? )?(assistant|ai|chatbot|bot|different|new|unrestricted)\b|"
     r"\b(tell|inform|instruct) the (ai|assistant|model|chatbot|bot)\b(?!\s+(numbers?|years?|series|codes?|"
@@ -352,7 +361,8 @@ _INSTRUCTION_LIKE = re.compile(
     r"\bnote to the " + _AI + r"\b|"
     # "Reminder for the AI assistant that summarizes this memo: ...", "Note for automated assistants"
     r"\b(notes?|reminders?|messages?|instructions?|memo|notice|tips?) (for|to) (the |any |all |every )?"
-    r"((ai|automated|language[- ]model|llm)[- ]([a-z]{2,15}[- ])?"
+    r"((ai|automated|language[- ]model|llm)[- ](assistants?|agents?|models?|systems?|bots?|readers?|helpers?|"
+    r"copilots?)|(?<=any |all )(ai|automated|language[- ]model|llm)( [a-z]{2,15}){1,2} "
     r"(assistants?|agents?|models?|systems?|bots?|readers?|helpers?|copilots?)|ais|llms|chatbots|chatbot)"
     r"(?=\s*(:|\n|$|,? (that|who|which|reading|summari[sz]\w*|answering|"
     r"handling|drafting|writing|replying|responding|processing|using)\b))|"
