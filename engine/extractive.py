@@ -40,7 +40,8 @@ MAX_COMPONENTS, MAX_STEPS, MAX_WARNINGS = 4, 12, 5
 TYPE_BONUS = 0.20  # chosen on the dev split of the eval sets
 EXACT_BONUS = 0.15  # a sentence in the question's own terms (its unit, a deadline); chosen on dev
 BAND_BONUS = TYPE_BONUS  # a sentence stating the band the question's quantity falls in: as telling as its type
-CASE_BONUS = TYPE_BONUS  # a sentence with a figure of the caller's case (a rent, a day): as telling as its type
+# A sentence with the caller's figures (two of them, or the only one: a rent and a day): as telling as its type
+CASE_BONUS = TYPE_BONUS
 SOURCE_MARGIN = 0.15  # how much better another document's best sentence must be (chosen on dev)
 _WARNING_CUES = re.compile(
     r"\b(penalt(y|ies)|deadline|must|cannot|can't|may not|do not|don't|never|irrevocabl\w*|withh[oe]ld\w*|"
@@ -122,7 +123,8 @@ class ExtractiveGenerator:
                 typed += EXACT_BONUS
             if tightest is not None and band_width(request.question, output) == tightest:
                 typed += BAND_BONUS  # "6 hours late": the row of the narrowest band it falls in is the answer
-            if request.case_figures and request.case_figures & figures(output):
+            case = request.case_figures
+            if case and len(case & figures(output)) >= min(2, len(case)):
                 typed += CASE_BONUS  # a worked example with the caller's own figures is the caller's case
             prior = 0.15 * (float(c.score) - low) / spread + (0.10 if c.doc_id == request.article_id else 0.0)
             scored.append((0.45 * lexical + 0.45 * dense + typed + prior, order, output, c))

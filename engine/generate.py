@@ -82,20 +82,25 @@ def given_fields(resolution: Resolution | None) -> list[str]:
 
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-(\d{2})$")
 def case_figures(resolution: Resolution | None) -> set[str]:
-    """The collected values that are figures (amounts of 10 or more, a date's day of the month), from
-    the data as kept (a sensitive field's value was withheld by resolve)."""
+    """The figures of the caller's case: the values of the governing article's amount, number and date
+    fields (numbers of 2 or more; a date as its day of the month), from the data as resolve keeps it (a
+    sensitive field's value withheld). A text field's digits (an account number) are no figure."""
+    if resolution is None or not resolution.collected:
+        return set()
+    numeric = {normalize_key(f.key): f.data_type for f in resolution.fields
+               if f.data_type in ("currency", "number", "date") and not f.sensitive}
     out: set[str] = set()
-    for value in (resolution.collected if resolution else {}).values():
-        if isinstance(value, bool):
+    for key, value in resolution.collected.items():
+        kind = numeric.get(normalize_key(key))
+        if kind is None or isinstance(value, bool):
             continue
         text = str(value).strip()
-        if (date := _ISO_DATE.match(text)) is not None:
+        if kind == "date" and (date := _ISO_DATE.match(text)) is not None:
             day = int(date.group(1))
             suffix = "th" if 10 <= day % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(day % 10, "th")
             out.add(f"{day}{suffix}")
-        elif re.fullmatch(r"[$£€]?\s?\d[\d,]*(\.\d+)?", text):
-            number = figures(text)
-            out |= {n for n in number if float(n) >= 10}
+        elif kind != "date" and re.fullmatch(r"[$£€]?\s?\d[\d,]*(\.\d+)?", text):
+            out |= {n for n in figures(text) if float(n) >= 2}
     return out
 
 

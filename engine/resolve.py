@@ -17,11 +17,11 @@ from typing import Any
 from ..config import Context
 from ..kb.articles import FACETS
 from ..kb.fields import choice_matches, normalize_key, validate_value
-from ..kb.text import display_text, split_items, term_set
+from ..kb.text import display_text, split_items, term_set, terms
 from ..llm.chat import ModelClock
 from ..retrieval.snapshot import KnowledgeBase
 from .access import visible_facets
-from .answerability import ACCEPTS, accepted_types, focus_terms, question_type, sentence_types, with_compounds
+from .answerability import ACCEPTS, focus_terms, question_type, sentence_types, with_compounds
 from .facets import combine_filters, facet_clause, filter_keys, is_universal, universal_values
 from .privacy import SENSITIVE_PLACEHOLDER, masked
 from .records import ArticleCandidate, FieldSpec, Inquiry, Resolution
@@ -66,19 +66,21 @@ def resolve(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, collected: dict[s
     by_score = strategy == "heuristic"
     led = bool(ranked) and (plain_document_leads(full.hits, structured, by_score) if inquiry.mode == "answer"
                             else by_score and plain_far_ahead(full.hits, structured, FIELDS_GAP))
-    lead = full.hits[0].doc_id if led else None
-    if ranked and not led and by_score and inquiry.mode == "answer":
-        lead = plain_document_answers(kb, inquiry, full.hits, structured, ranked[0].article_id)
-        led = lead is not None
     out = Resolution(covered=bool(ranked) and not led and full.relevance.score >= ctx.relevance_threshold,
                      relevance=full.relevance, candidates=ranked, filters=full.filters, relaxed=full.relaxed,
                      facet_filters=facet_filters, collected=collected,
-                     lead_document=lead)
+                     lead_document=full.hits[0].doc_id if led else None)
     if not out.covered:
         return out
     pinned = filter_keys(inquiry.filters) | filter_keys(facet_filters)
     metadata = {d: kb.docs[d].metadata for d in structured}
     tied, deciding = parallel_articles(ranked, metadata, pinned)
+    # A plain document with the fact the leading article lacks answers, unless the articles are still tied
+    # (which provider's is not known yet: the data to choose comes first).
+    if (not tied and by_score and inquiry.mode == "answer"
+            and (lead := plain_document_answers(kb, inquiry, full.hits, structured, ranked[0].article_id))):
+        out.covered, out.lead_document = False, lead
+        return out
     best = ranked[0]
     if tied and not bad_facets and (fitted := article_the_data_fits(kb, tied, collected)):
         tied, deciding = [], []
@@ -121,26 +123,37 @@ def plain_document_leads(hits: list[Any], structured: set[str], by_score: bool =
 def plain_document_answers(kb: KnowledgeBase, inquiry: Inquiry, hits: list[Any], structured: set[str],
                            article_id: str) -> str | None:
     """A retrieved plain document with a sentence that says more of what the question is about than any
-    in the leading article (of the asked type, for an amount, date or count question): the article is
-    about the topic, the document has the fact (a fee schedule's bicycle row, an app guide's attachment
-    limit, the minutes that priced a pay station), so the document answers."""
+    in the leading article (of the asked type itself, for an amount, date, duration or count question):
+    the article is about the topic, the document has the fact (a fee schedule's bicycle row, an app
+    guide's attachment limit, the minutes that priced a pay station), so the document answers. A
+    question about one thing only ("is there a pet fee?") is too thin to tell them apart."""
     question = inquiry.question
     qtype = question_type(question)
     facet_terms = {t for values in inquiry.detected_facets.values() for v in values for t in term_set(v)}
     weights = {t: kb.bm25.idf(t) for t in focus_terms(question, facet_terms, qtype)}
     total = sum(weights.values())
-    if not total:
+    if len(weights) < 2 or not total:
         return None
-    wanted = accepted_types(question, qtype) if qtype in ACCEPTS else None
+    wanted = {qtype} if qtype in ACCEPTS else None
 
-    def said(texts: list[str]) -> float:
-        units = [u for t in texts for u in split_items(t) if wanted is None or sentence_types(u) & wanted]
-        return max((sum(w for t, w in weights.items() if t in with_compounds(u)) / total for u in units), default=0.0)
+    def said(texts: list[str], enough: float = 2.0) -> float:
+        best = 0.0
+        for text in texts:
+            if not set(terms(text)) & weights.keys():
+                continue  # the cheap test first: a long article is mostly chunks without a focus term
+            for unit in split_items(text):
+                if wanted is None or sentence_types(unit) & wanted:
+                    best = max(best, sum(w for t, w in weights.items() if t in with_compounds(unit)) / total)
+                    if best >= enough:
+                        return best
+        return best
 
-    article = said([c.text for c in kb.chunks_of(article_id)])
-    best = max(((said([h.text]), -i, h.doc_id) for i, h in enumerate(hits) if h.doc_id not in structured),
-               default=None)
-    return best[2] if best and best[0] > article + PLAIN_MARGIN else None
+    scored = [(said([h.text]), -i, h.doc_id) for i, h in enumerate(hits) if h.doc_id not in structured]
+    plain = max(scored, default=None)
+    if plain is None or plain[0] <= PLAIN_MARGIN:
+        return None
+    article = said([c.text for c in kb.chunks_of(article_id)], enough=plain[0] - PLAIN_MARGIN)
+    return plain[2] if plain[0] > article + PLAIN_MARGIN else None
 
 
 def plain_far_ahead(hits: list[Any], structured: set[str], gap: float = PLAIN_GAP) -> bool:

@@ -26,7 +26,9 @@ def test_a_day_of_the_month_answers_when() -> None:
     for sentence in ("The grace period ends at 11:59 p.m. on the 5th.", "Rent is due on the 1st of each month.",
                      "Pay by the 15th to avoid a late fee."):
         assert "date" in sentence_types(sentence), sentence
-    assert "date" not in sentence_types("She was the 5th caller today.")
+    for sentence in ("She was the 5th caller today.", "The inspection is done on the 5th floor.",
+                     "It failed on the 3rd attempt.", "Answer by the 2nd ring."):
+        assert "date" not in sentence_types(sentence), sentence
     assert assess("When does the rent grace period end?", ["The grace period ends at 11:59 p.m. on the 5th."],
                   "", set()).ok
 
@@ -201,11 +203,21 @@ def test_a_question_about_a_process_or_policy_is_not_an_amount_question() -> Non
               "If I opt out of the smart meter, is there a charge?", "Is there a fee to port a number out?",
               "Does it cost anything to switch plans?", "Will they charge me anything for a paper bill?"):
         assert question_type(q) == "amount", q
-    # "is there a fee" is answered by a fee named between "no" and "fee" too
+    # ... but not a person in charge, a cost of living, a cost to one's credit (the review of that change)
+    for q in ("Is there a person in charge of repairs?", "Is there a cost-of-living adjustment?",
+              "Are there any costs to my credit score if I pay late?", "Are there any charges pending against me?"):
+        assert question_type(q) != "amount", q
+    # "is there a fee" is answered by a fee named between "no" and "fee" too, not by "no fee waiver"
     from citewise.engine.answerability import sentence_types
     assert "amount" in sentence_types("Larkspan charges no port-out fee.")
     assert "amount" in sentence_types("There is no early termination fee.")
-    assert "amount" not in sentence_types("There is no waiting period.")
+    assert "amount" in sentence_types("There is no fee for a sublet.")
+    for sentence in ("There is no waiting period.", "No late fee waiver is granted.",
+                     "There is no formal fee schedule.", "Pay without a charge card."):
+        assert "amount" not in sentence_types(sentence), sentence
+    # amounts in any currency, and a price under its label ("Price (EUR): 58")
+    for sentence in ("Long-haul: £95.", "Bicycle: €58 per flight.", "Pet rent is CAD 25 a month.", "Price (EUR): 58"):
+        assert "amount" in sentence_types(sentence), sentence
     for q in ("What do I do if I see an unrecognized charge?", "What is the process for a fee refund?",
               "What is the policy on late fees?", "What does 'charge-off' mean?",
               "What is the time limit for a rollover?", "What does the cost basis include?"):
@@ -425,13 +437,21 @@ def test_a_worked_example_with_the_caller_s_figures_is_the_caller_s_case(tmp_pat
     from citewise import api
     from citewise.engine.answerability import figures
     from citewise.engine.generate import case_figures
-    from citewise.engine.records import Relevance, Resolution
+    from citewise.engine.records import FieldSpec, Relevance, Resolution
     from citewise.kb.ingest import ingest
 
     assert figures("Rent of $1,400 paid on the 8th: $70.") == {"1400", "8th", "70"}
-    kept = Resolution(covered=True, relevance=Relevance(1.0), collected={
-        "monthly_rent": "1,400", "payment_date": "2026-04-08", "autopay": True, "units": 2, "ssn": "[SENSITIVE]"})
-    assert case_figures(kept) == {"1400", "8th"}  # no booleans, no counts under 10, nothing withheld
+
+    def spec(key: str, data_type: str, sensitive: bool = False) -> FieldSpec:
+        return FieldSpec(key=key, name=key, data_type=data_type, required=True, sensitive=sensitive)
+
+    kept = Resolution(covered=True, relevance=Relevance(1.0), fields=[
+        spec("monthly_rent", "currency"), spec("payment_date", "date"), spec("autopay", "boolean"),
+        spec("units", "number"), spec("account_number", "text"), spec("income", "currency", sensitive=True)],
+        collected={"monthly_rent": "1,400", "payment_date": "2026-04-08", "autopay": True, "units": 1,
+                   "account_number": "2000", "income": "[provided]", "unknown_key": 5000})
+    # no booleans, numbers under 2, text fields' digits, withheld or unknown fields
+    assert case_figures(kept) == {"1400", "8th"}
     src = tmp_path / "kb"
     src.mkdir()
     (src / "late.md").write_text(
@@ -515,7 +535,7 @@ def test_a_plain_document_that_states_the_asked_figure_answers_over_an_article_t
     from citewise.engine.access import UNRESTRICTED
     from citewise.engine.inquiry import understand
     from citewise.engine.pipeline import open_snapshot
-    from citewise.engine.resolve import resolve
+    from citewise.engine.resolve import plain_document_answers, resolve
 
     home = northwind_home(tmp_path, {"loan-checks.md": (
         "---\nid: northwind-loan-checks\ntitle: Northwind loan check delivery\nrecord_keeper: Northwind\n"
@@ -539,6 +559,13 @@ def test_a_plain_document_that_states_the_asked_figure_answers_over_an_article_t
     assert led.article_id is None and led.lead_document == "loan-fee-schedule.md"
     answer = api.ask(overnight, home=home, confidence_threshold=0.0)
     assert answer["decision"] == "can_proceed" and "$30" in answer["response"]["text"], answer["response"]["text"]
+    # a question about one thing only is too thin to weigh a document against an article (the review: "is
+    # there a pet fee?" went to an application-fee workbook)
+    from citewise.engine.search import search
+    thin = understand(kb, ctx, {"question": "What is the overnight fee?"}, UNRESTRICTED)
+    structured = {d for d, info in kb.docs.items() if info.structured}
+    hits = search(kb, ctx, thin, k=20).hits
+    assert plain_document_answers(kb, thin, hits, structured, "northwind-loan-checks") is None
     payoff = resolved("Is there a charge for a Northwind loan payoff statement?")  # yes/no: any sentence
     assert payoff.candidates[0].article_id == "northwind-loan-checks" and payoff.lead_document == "loan-fee-schedule.md"
     setup = resolved("What is the Northwind loan setup fee?")
