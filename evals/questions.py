@@ -74,7 +74,15 @@ def load_questions(path: Path) -> list[dict[str, Any]]:
     ids = [q.get("id") for q in data]
     if any(i is None for i in ids) or len(set(ids)) != len(ids):
         raise InputError(f"{path}: every entry needs a unique 'id'")
+    unchecked = [q["id"] for q in data if not any(q.get(k) not in (None, []) for k in CHECK_KEYS)]
+    if unchecked:  # an entry that states nothing would pass whatever the answer
+        raise InputError(f"{path}: entries state nothing to check ({', '.join(map(str, unchecked[:5]))}); "
+                         f"give at least one of {', '.join(CHECK_KEYS)}")
     return data
+
+
+# The keys a pass is judged on (evals/QUESTIONS.md); `article: null` checks nothing.
+CHECK_KEYS = ("decision", "article", "facts", "must_not", "warnings", "fields", "cite", "headings")
 
 
 def normalize(text: str) -> str:

@@ -47,6 +47,17 @@ def test_judge_checks_the_answer_not_just_the_decision() -> None:
     assert not judge(facts_only, {"decision": "uncertain", "response": {"text": "I'm not sure."}})["pass"]
 
 
+
+def test_an_entry_that_states_nothing_to_check_is_refused(tmp_path: Path) -> None:
+    from citewise.errors import InputError
+
+    path = tmp_path / "q.yaml"
+    path.write_text("- {id: a, question: 'What is the fee?', facts: ['$5']}\n"
+                    "- {id: b, question: 'And this?', article: null}\n")
+    with pytest.raises(InputError, match="state nothing to check \\(b\\)"):
+        load_questions(path)
+
+
 def test_judge_checks_an_artifact_by_its_markdown_and_headings() -> None:
     entry = {"id": "a", "question": "q", "decision": "needs_data", "artifact_type": "call_script",
              "headings": ["Opening", "Never say"], "facts": ["$50"], "must_not": ["free money"]}
