@@ -76,7 +76,7 @@ QUESTION_WORDS = frozenset(terms(
     "how much many long soon what which when where who whom why whether need needs know tell explain "
     "please help want wants get getting can could would will shall should do does did happen happens "
     "thing things way ways something anything option options work works mean means once all make makes made "
-    "expect expected"))
+    "expect expected most least"))
 # A verb's particle ("get my deposit *back*", "cash *out*"): alone it names nothing the answer must say.
 PARTICLES = frozenset(terms("back out up off away over down"))
 # Words that only carry a question's type ("how long does it *take*"): a sentence of the type answers them.

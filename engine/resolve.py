@@ -21,7 +21,7 @@ from ..kb.text import display_text, split_items, term_set, terms
 from ..llm.chat import ModelClock
 from ..retrieval.snapshot import KnowledgeBase
 from .access import visible_facets
-from .answerability import ACCEPTS, focus_terms, question_type, sentence_types, with_compounds
+from .answerability import ACCEPTS, accepted_types, focus_terms, question_type, sentence_types, with_compounds
 from .facets import combine_filters, facet_clause, filter_keys, is_universal, universal_values
 from .privacy import SENSITIVE_PLACEHOLDER, masked
 from .records import ArticleCandidate, FieldSpec, Inquiry, Resolution
@@ -123,10 +123,11 @@ def plain_document_leads(hits: list[Any], structured: set[str], by_score: bool =
 def plain_document_answers(kb: KnowledgeBase, inquiry: Inquiry, hits: list[Any], structured: set[str],
                            article_id: str) -> str | None:
     """A retrieved plain document with a sentence that says more of what the question is about than any
-    in the leading article (of the asked type itself, for an amount, date, duration or count question):
-    the article is about the topic, the document has the fact (a fee schedule's bicycle row, an app
-    guide's attachment limit, the minutes that priced a pay station), so the document answers. A
-    question about one thing only ("is there a pet fee?") is too thin to tell them apart."""
+    in the leading article, its most telling word included (and of the asked type itself, for an amount,
+    date, duration or count question): the article is about the topic, the document has the fact (a fee
+    schedule's bicycle row, an app guide's attachment limit, the minutes that priced a pay station), so
+    the document answers. A question about one thing only ("is there a pet fee?") is too thin to tell
+    them apart. The article is read as leniently as an answer is checked (any type the question accepts)."""
     question = inquiry.question
     qtype = question_type(question)
     facet_terms = {t for values in inquiry.detected_facets.values() for v in values for t in term_set(v)}
@@ -134,25 +135,31 @@ def plain_document_answers(kb: KnowledgeBase, inquiry: Inquiry, hits: list[Any],
     total = sum(weights.values())
     if len(weights) < 2 or not total:
         return None
-    wanted = {qtype} if qtype in ACCEPTS else None
+    telling = max(weights, key=lambda t: weights[t])
 
-    def said(texts: list[str], enough: float = 2.0) -> float:
+    def said(texts: list[str], wanted: set[str] | None, must: str = "", enough: float = 2.0) -> float:
         best = 0.0
         for text in texts:
             if not set(terms(text)) & weights.keys():
                 continue  # the cheap test first: a long article is mostly chunks without a focus term
             for unit in split_items(text):
-                if wanted is None or sentence_types(unit) & wanted:
-                    best = max(best, sum(w for t, w in weights.items() if t in with_compounds(unit)) / total)
+                if wanted is not None and not sentence_types(unit) & wanted:
+                    continue
+                found = with_compounds(unit)
+                if not must or must in found:
+                    best = max(best, sum(w for t, w in weights.items() if t in found) / total)
                     if best >= enough:
                         return best
         return best
 
-    scored = [(said([h.text]), -i, h.doc_id) for i, h in enumerate(hits) if h.doc_id not in structured]
+    typed = qtype in ACCEPTS
+    scored = [(said([h.text], {qtype} if typed else None, telling), -i, h.doc_id)
+              for i, h in enumerate(hits) if h.doc_id not in structured]
     plain = max(scored, default=None)
     if plain is None or plain[0] <= PLAIN_MARGIN:
         return None
-    article = said([c.text for c in kb.chunks_of(article_id)], enough=plain[0] - PLAIN_MARGIN)
+    article = said([c.text for c in kb.chunks_of(article_id)], accepted_types(question, qtype) if typed else None,
+                   enough=plain[0] - PLAIN_MARGIN)
     return plain[2] if plain[0] > article + PLAIN_MARGIN else None
 
 

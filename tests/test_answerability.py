@@ -18,6 +18,7 @@ def test_the_words_of_a_question_type_are_not_its_focus() -> None:
     deposit = "When should I expect my Wrenfield security deposit back?"
     assert focus_terms(deposit, {"wrenfield", "secur", "deposit"}, "date") == []
     assert "back" in focus_terms("When can I pay the loan back?", set(), "date")  # not alone: kept
+    assert "most" not in focus_terms("What's the most the plan will pay for a dental cleaning?", set(), "amount")
 
 
 def test_a_day_of_the_month_answers_when() -> None:
@@ -546,7 +547,9 @@ def test_a_plain_document_that_states_the_asked_figure_answers_over_an_article_t
         "loan-fee-schedule.md": (
         "# Northwind savings plan loan fee schedule\n\n| Service | Fee |\n|---|---|\n"
         "| Loan setup fee for a savings plan loan | $75 |\n| Overnight delivery of a loan check | $30 |\n"
-        "| Loan payoff statement | $10 |\n")}, fields=True)
+        "| Loan payoff statement | $10 |\n"),
+        "team-notes.md": "# Team notes\n\nStarting April 1, any agent can approve a goodwill credit of $75.\n"},
+        fields=True)
     ctx = Context(home=str(home))
     kb = open_snapshot(ctx)
 
@@ -568,6 +571,9 @@ def test_a_plain_document_that_states_the_asked_figure_answers_over_an_article_t
     assert plain_document_answers(kb, thin, hits, structured, "northwind-loan-checks") is None
     payoff = resolved("Is there a charge for a Northwind loan payoff statement?")  # yes/no: any sentence
     assert payoff.candidates[0].article_id == "northwind-loan-checks" and payoff.lead_document == "loan-fee-schedule.md"
+    # two of the question's words in a note are not its answer without the most telling one ("mailing")
+    credits = resolved("When do Northwind loan check mailing credits start?")
+    assert credits.lead_document != "team-notes.md", credits.lead_document
     setup = resolved("What is the Northwind loan setup fee?")
     assert setup.article_id == "northwind-loan" and setup.lead_document is None
 
