@@ -11,11 +11,14 @@ Then every item goes through `check` (engine/check.py), the answers' verificatio
 citations removed, uncited and unsupported items dropped, never-say phrases enforced, Always-rules
 added (kept under the type's warnings heading), personal data masked, confidence scored. When no
 core heading keeps any content and verification dropped nothing, the KB lacks the material: the
-draft says it cannot answer, and the request abstains like an unanswerable question.
+draft says it cannot answer, and the request abstains like an unanswerable question; unless the
+governing article fills another heading (a workflow's decision points, not its steps): then what it
+has goes out as `uncertain`, the core heading marked empty (`own_material`, `Draft.partial`).
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ..config import Context
@@ -117,6 +120,20 @@ def to_artifact(kind: ArtifactType, title_subject: str, verdict: Verdict) -> Art
     return artifact
 
 
+def own_material(kind: ArtifactType, artifact: Artifact, verdict: Verdict, article_id: str) -> bool:
+    """Whether a heading drawn from the retrieved sections (not the Always-rules every answer carries, not
+    quoted guardrails) holds an item cited from the governing article: the article has the rest of what
+    the type needs (a workflow's decision points), it is not merely the nearest one."""
+    docs = {c.id: c.doc_id for c in verdict.citations}
+    for h in artifact.headings:
+        spec = kind.heading(h.heading)
+        if h.empty or spec is None or spec.core or spec.always or spec.quotes_guardrails:
+            continue
+        if any(docs.get(label) == article_id for item in h.items for label in re.findall(r"\[(C\d+)", item)):
+            return True
+    return False
+
+
 def build_artifact(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, resolution: Resolution | None,
                    relevance: Relevance, pack: ContextPack, feedback: Feedback | None = None,
                    clock: ModelClock | None = None) -> ArtifactBuild:
@@ -131,7 +148,8 @@ def build_artifact(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, resolution
     artifact = to_artifact(kind, title_subject, verdict)
     if not supported(artifact) and not verdict.dropped:
         core = ", ".join(h.name for _, h in kind.headings if h.core)
-        if resolution is not None and resolution.article_id is not None and not all(h.empty for h in artifact.headings):
+        governing = resolution.article_id if resolution is not None else None
+        if governing and own_material(kind, artifact, verdict, governing):
             verdict.unanswered.append(f"the {core} a {kind.label.lower()} needs")  # the article has the rest
             draft.partial = True
         else:

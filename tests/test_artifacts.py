@@ -179,6 +179,26 @@ def test_a_workflow_for_an_article_without_steps_is_uncertain_with_what_the_arti
     assert out["citations"] and {c["doc_id"] for c in out["citations"]} == {"fare-changes"}
 
 
+
+def test_only_the_governing_article_s_own_sections_make_a_partial_artifact() -> None:
+    """A workflow whose only item is an Always-rule (carried by every answer of the nearest article) or a
+    decision point from another article is no partial workflow of the governing one: it abstains."""
+    from citewise.engine.artifact import own_material
+    from citewise.engine.records import Artifact, ArtifactHeading, Citation, Verdict
+
+    kind = ARTIFACT_TYPES["workflow"]
+    cites = [Citation(id=f"C{i}", chunk_id=f"{doc}#0", doc_id=doc, title=doc, chunk_type="decision_guide",
+                      tier="critical", score=1.0, snippet="") for i, doc in ((1, "article-a"), (2, "article-b"))]
+
+    def artifact(heading: str, item: str) -> Artifact:
+        return Artifact(type="workflow", title="t", headings=[ArtifactHeading(heading, [item], False)])
+
+    verdict = Verdict(sections=[], citations=cites, violations=[], passed=True, confidence=0.9, parts={})
+    assert not own_material(kind, artifact("Warnings", "The carrier replaces the bag. [C1]"), verdict, "article-a")
+    assert not own_material(kind, artifact("Decision points", "If late, rebook. [C2]"), verdict, "article-a")
+    assert own_material(kind, artifact("Decision points", "If late, rebook. [C1]"), verdict, "article-a")
+
+
 PROJECT = {
     "README.md": """# Nimbus
 
