@@ -36,8 +36,8 @@ QUESTION_TYPES: list[tuple[str, re.Pattern[str]]] = [(t, re.compile(p, re.IGNORE
                r"\bhow expensive\b|"
                # "is there a fee for ...", "does it cost anything": a yes/no whose answer is a price or "free"
                # (not "a person in charge", "a cost-of-living adjustment", "any costs to my credit score")
-               r"\b(is|are) there (a|an|any) ((?!(in|of|to|for)\b)[\w-]+ ){0,2}(fee|fees|charge|charges|cost|costs)\b"
-               r"(?![\w-]|\s+(of|to (my|your|our|the)|against|pending)\b)|"
+               r"\b(is|are) there (a|an|any) ((?!(in|of|to|for)\s)[\w-]+ ){0,2}(fee|fees|charge|charges|cost|costs)\b"
+               r"(?![\w-]|\s+(of(?! any kind)|to my|against|pending)\b)|"
                r"\b(does|will|would) (it|that|this) cost\b|"
                r"\b(do|does|will|would) (they|you|it|\w+) charge (me |us )?(anything|extra|a fee)\b"),
     ("count", r"\bhow many\b"),
@@ -50,7 +50,9 @@ ACCEPTS = {"duration": {"duration", "date"}, "date": {"date", "duration"}, "perc
            "amount": {"amount", "percent", "count"}, "count": {"count", "amount", "duration"}}
 _MONTH = r"(january|february|march|april|may|june|july|august|september|october|november|december)"
 SENTENCE_TYPES: dict[str, re.Pattern[str]] = {t: re.compile(p, re.IGNORECASE) for t, p in {
-    "amount": r"[$£€¥]\s?\d|\b(usd|eur|gbp|cad|aud)\s?\d|\b(price|fee|cost|charge)s?( \([a-z$£€]{1,4}\))?\s*:\s*\d|"
+    "amount": r"[$£€¥]\s?\d|\b(usd|eur|gbp|cad|aud)\s?\d|"
+              r"\b(price|fee|cost|charge)s?( \([a-z$£€]{1,4}\))?\s*:\s*\d{2,}"
+              r"(?![\d.,]*\s*(business |calendar )?(days?|hours?|weeks?|months?|years?|minutes?|of)\b)|"
               r"\b\d[\d,]*(\.\d+)?\s*(dollars|usd|€|eur|euros?|pounds|gbp|cad|aud)(?!\w)|"
               r"\b(no|free of|without) ([\w-]+ ){0,2}(fee|charge|cost)s?\b(?![\w-]|\s+(?!(for|to|on|if|when|is|are|"
               r"applies|apply|and|or|at|in|unless|until|from|of|was|will|charged|required|payable|due)\b)[a-z])|"
@@ -60,7 +62,7 @@ SENTENCE_TYPES: dict[str, re.Pattern[str]] = {t: re.compile(p, re.IGNORECASE) fo
             r"\b(end|start|beginning) of the (year|month|quarter)\b|\bdeadline\b|"
             # a day of the month: "on the 5th", "the 1st of each month", "by the 15th"
             r"\b(on|by|before|after|until|from) the \d{1,2}(st|nd|rd|th)\b(?!\s+(?!(of|and|or|at|to|through|until|"
-            r"each|every|if|when|is|are|will|must)\b)[a-z])|"
+            r"each|every|if|when|is|are|will|must|unless|business|working|calendar|days?)\b)[a-z])|"
             r"\b\d{1,2}(st|nd|rd|th) (of|day of) (the|each|every) month\b",
     # opening hours: a clock time or the days of the week (what answers "when are the lines open", see
     # accepted_types; "when do I have to file" is not answered by "reviewed on weekdays")

@@ -138,10 +138,14 @@ def plain_document_answers(kb: KnowledgeBase, inquiry: Inquiry, hits: list[Any],
     telling = max(weights, key=lambda t: weights[t])
 
     def said(texts: list[str], wanted: set[str] | None, must: str = "", enough: float = 2.0) -> float:
+        """The best share of the focus a unit states; stops once `enough` is reached (the article only
+        needs to reach it), and skips a chunk whose terms cannot beat what is found or reach `enough`."""
         best = 0.0
         for text in texts:
-            if not set(terms(text)) & weights.keys():
-                continue  # the cheap test first: a long article is mostly chunks without a focus term
+            found = set(terms(text))  # a compound ("set up" for "setup") is rare enough to skip in the bound
+            bound = sum(w for t, w in weights.items() if t in found) / total
+            if (must and must not in found) or bound <= best or (enough < 2.0 and bound < enough):
+                continue  # the cheap test first: a long article is mostly chunks that cannot matter
             for unit in split_items(text):
                 if wanted is not None and not sentence_types(unit) & wanted:
                     continue
