@@ -77,7 +77,7 @@ def test_judge_checks_an_artifact_by_its_markdown_and_headings() -> None:
 
 
 # Regression floors 3-11 points under the measured test-split pass rates and citation precision (82.6% / 71.7% /
-# 69.4% / 73.1% / 72.0% / 57.9% / 66.7% / 58.3% / 52.5%, tenancy 65.1%; hr, solar, aid, pets, utilities, travel and
+# 69.4% / 73.1% / 72.0% / 63.2% / 69.7% / 60.4% / 55.7%, tenancy 65.1%; hr, solar, aid, pets, utilities, travel and
 # tenancy were written by someone who had not seen the code). Travel's two documents and tenancy's article with
 # injected orders are quarantined whole too. Citation precision is lowest on aid (0.75) and pets (0.81): answers
 # from the wrong article cite more chunks since the governing article's high tier comes first, and pets' two
@@ -88,8 +88,8 @@ def test_judge_checks_an_artifact_by_its_markdown_and_headings() -> None:
 # see BENCHMARKS.md.
 @pytest.mark.parametrize("name,floor,precision", [("sample", 0.79, 0.85), ("telecom", 0.67, 0.85),
                                                   ("docs", 0.63, 0.85), ("hr", 0.72, 0.85), ("solar", 0.66, 0.85),
-                                                  ("aid", 0.47, 0.70), ("pets", 0.60, 0.75),
-                                                  ("utilities", 0.55, 0.85), ("travel", 0.49, 0.82),
+                                                  ("aid", 0.52, 0.70), ("pets", 0.63, 0.75),
+                                                  ("utilities", 0.55, 0.85), ("travel", 0.50, 0.82),
                                                   ("tenancy", 0.60, 0.88)])
 def test_eval_set_test_split(name: str, floor: float, precision: float, tmp_path: Path, record_property) -> None:
     eval_set = SETS[name]
