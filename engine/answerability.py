@@ -16,6 +16,7 @@ from functools import lru_cache
 from itertools import pairwise
 
 from ..kb.text import STOPWORDS, stem, terms, words
+from .entailment import numbers
 from .facets import is_universal
 
 # Question types by wording; the first match wins (most specific first).
@@ -121,16 +122,14 @@ def accepted_types(question: str, qtype: str) -> set[str]:
     return accepted
 
 
-_FIGURE = re.compile(r"\b\d{1,2}(?:st|nd|rd|th)\b|(?<![\w.,])\d[\d,]*(?:\.\d+)?(?![\d])")
+_ORDINAL_DAY = re.compile(r"\b\d{1,2}(?:st|nd|rd|th)\b")
 
 
 def figures(text: str) -> set[str]:
-    """The figures a text states, written one way: "$1,400" and "1400" are 1400, "on the 8th" is 8th."""
-    out = set()
-    for m in _FIGURE.findall(text):
-        token = m.replace(",", "")
-        out.add(token.rstrip("0").rstrip(".") if "." in token else token)
-    return out
+    """The figures a text states, written one way (the verifier's numbers: "$1,400" is 1400), and its
+    days of the month as written ("on the 8th" is 8th)."""
+    days = set(_ORDINAL_DAY.findall(text.lower()))
+    return {n.rstrip("%") for n in numbers(_ORDINAL_DAY.sub(" ", text))} | days
 
 
 def question_type(question: str) -> str:

@@ -18,7 +18,6 @@ has goes out as `uncertain`, the core heading marked empty (`own_material`, `Dra
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from ..config import Context
@@ -42,7 +41,7 @@ from .records import (
     Section,
     Verdict,
 )
-from .verify import cite
+from .verify import citations_in, cite
 
 
 def subject(inquiry: Inquiry, resolution: Resolution | None) -> str:
@@ -129,7 +128,7 @@ def own_material(kind: ArtifactType, artifact: Artifact, verdict: Verdict, artic
         spec = kind.heading(h.heading)
         if h.empty or spec is None or spec.core or spec.always or spec.quotes_guardrails:
             continue
-        if any(docs.get(label) == article_id for item in h.items for label in re.findall(r"\[(C\d+)", item)):
+        if any(docs.get(label) == article_id for item in h.items for label in citations_in(item)):
             return True
     return False
 

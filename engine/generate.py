@@ -81,6 +81,8 @@ def given_fields(resolution: Resolution | None) -> list[str]:
 
 
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-(\d{2})$")
+
+
 def case_figures(resolution: Resolution | None) -> set[str]:
     """The figures of the caller's case: the values of the governing article's amount, number and date
     fields (numbers of 2 or more; a date as its day of the month), from the data as resolve keeps it (a

@@ -38,9 +38,9 @@ PLAIN_LEAD = 3
 # loan-screen guide: both govern; a loan article at 0.25 of a password guide: not), not tuned on an eval set.
 FIELDS_GAP = 0.35
 # How much more of the question (IDF-weighted focus terms) a plain document's sentence must say than the
-# leading article's best: chosen on dev (all nine sets: 0.0-0.3 send questions the article answers to a
-# call transcript or a guide that repeats it with more of the question's words, 3 of 6 switches wrong; 0.4
-# keeps the four whose article has no such sentence at all).
+# leading article's best: chosen on dev (the nine sets of 1bde862: 0.0-0.3 send questions the article
+# answers to a call transcript or a guide that repeats it with more of the question's words, 3 of 6 switches
+# wrong; 0.4 keeps those whose article has no such sentence at all).
 PLAIN_MARGIN = 0.4
 PLAIN_GAP = 0.6  # chosen on dev (pets, aid, solar: 0.4-0.5 one question fewer, 0.7 one false answer more)
 
