@@ -52,7 +52,7 @@ ACCEPTS = {"duration": {"duration", "date"}, "date": {"date", "duration"}, "perc
 _MONTH = r"(january|february|march|april|may|june|july|august|september|october|november|december)"
 SENTENCE_TYPES: dict[str, re.Pattern[str]] = {t: re.compile(p, re.IGNORECASE) for t, p in {
     "amount": r"[$£€¥]\s?\d|\b(usd|eur|gbp|cad|aud)\s?\d|"
-              r"\b(price|fee|cost|charge)s?( \([a-z$£€]{1,4}\))?\s*:\s*\d{2,}"
+              r"\b(price|fee|cost|charge)s?( \([a-z$£€]{1,4}\)\s*:\s*\d|\s*:\s*\d{2,})"
               r"(?![\d.,]*\s*(business |calendar )?(days?|hours?|weeks?|months?|years?|minutes?|of)\b)|"
               r"\b\d[\d,]*(\.\d+)?\s*(dollars|usd|€|eur|euros?|pounds|gbp|cad|aud)(?!\w)|"
               r"\b(no|free of|without) ([\w-]+ ){0,2}(fee|charge|cost)s?\b(?![\w-]|\s+(?!(for|to|on|if|when|is|are|"
@@ -128,8 +128,13 @@ _ORDINAL_DAY = re.compile(r"\b\d{1,2}(?:st|nd|rd|th)\b")
 def figures(text: str) -> set[str]:
     """The figures a text states, written one way (the verifier's numbers: "$1,400" is 1400), and its
     days of the month as written ("on the 8th" is 8th)."""
-    days = set(_ORDINAL_DAY.findall(text.lower()))
-    return {n.rstrip("%") for n in numbers(_ORDINAL_DAY.sub(" ", text))} | days
+    text = text.lower()
+    days = set(_ORDINAL_DAY.findall(text))
+    out = set()
+    for n in numbers(_ORDINAL_DAY.sub(" ", text)):
+        n = n.rstrip("%")
+        out.add(n.rstrip("0").rstrip(".") if "." in n else n)  # "1,400.00" is 1400, "12.50" is 12.5
+    return out | days
 
 
 def question_type(question: str) -> str:

@@ -148,7 +148,10 @@ def build_artifact(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, resolution
     if not supported(artifact) and not verdict.dropped:
         core = ", ".join(h.name for _, h in kind.headings if h.core)
         governing = resolution.article_id if resolution is not None else None
-        if governing and own_material(kind, artifact, verdict, governing):
+        # ... and only when the article is surely the one asked about: the nearest article's decision guide
+        # always cites it ("booking a hotel room in Lisbon" drew the flight-delay article's)
+        if governing and verdict.confidence >= ctx.confidence_threshold and own_material(kind, artifact, verdict,
+                                                                                         governing):
             verdict.unanswered.append(f"the {core} a {kind.label.lower()} needs")  # the article has the rest
             draft.partial = True
         else:

@@ -17,7 +17,7 @@ from typing import Any
 from ..config import Context
 from ..kb.articles import FACETS
 from ..kb.fields import choice_matches, normalize_key, validate_value
-from ..kb.text import display_text, split_items, term_set, terms
+from ..kb.text import display_text, split_items, term_set
 from ..llm.chat import ModelClock
 from ..retrieval.snapshot import KnowledgeBase
 from .access import visible_facets
@@ -142,7 +142,7 @@ def plain_document_answers(kb: KnowledgeBase, inquiry: Inquiry, hits: list[Any],
         needs to reach it), and skips a chunk whose terms cannot beat what is found or reach `enough`."""
         best = 0.0
         for text in texts:
-            found = set(terms(text))  # a compound ("set up" for "setup") is rare enough to skip in the bound
+            found = with_compounds(text)  # with compounds, as units are scored: "set up" is "setup"
             bound = sum(w for t, w in weights.items() if t in found) / total
             if (must and must not in found) or bound <= best or (enough < 2.0 and bound < enough):
                 continue  # the cheap test first: a long article is mostly chunks that cannot matter

@@ -220,7 +220,8 @@ def test_a_question_about_a_process_or_policy_is_not_an_amount_question() -> Non
     # amounts in any currency, and a price under its label ("Price (EUR): 58")
     for sentence in ("Long-haul: £95.", "Bicycle: €58 per flight.", "Pet rent is CAD 25 a month.", "Price (EUR): 58"):
         assert "amount" in sentence_types(sentence), sentence
-    for sentence in ("Fee: 2 business days", "The cost: 1 of 3 options"):
+    assert "amount" in sentence_types("Price (EUR): 8")
+    for sentence in ("Fee: 2 business days", "Fee: 25 business days", "The cost: 1 of 3 options"):
         assert "amount" not in sentence_types(sentence), sentence
     for q in ("Is there a fee to the landlord for subletting?", "Is there a charge of any kind for paper bills?",
               "Is there an in-app fee?"):
@@ -448,6 +449,7 @@ def test_a_worked_example_with_the_caller_s_figures_is_the_caller_s_case(tmp_pat
     from citewise.kb.ingest import ingest
 
     assert figures("Rent of $1,400 paid on the 8th: $70.") == {"1400", "8th", "70"}
+    assert figures("Rent of $1,400.00 paid on the 8TH: 12.50 and 75%") == {"1400", "8th", "12.5", "75"}
 
     def spec(key: str, data_type: str, sensitive: bool = False) -> FieldSpec:
         return FieldSpec(key=key, name=key, data_type=data_type, required=True, sensitive=sensitive)
@@ -587,6 +589,32 @@ def test_a_plain_document_that_states_the_asked_figure_answers_over_an_article_t
     assert credits.lead_document != "team-notes.md", credits.lead_document
     setup = resolved("What is the Northwind loan setup fee?")
     assert setup.article_id == "northwind-loan" and setup.lead_document is None
+
+
+def test_an_article_that_writes_a_compound_open_keeps_its_question(tmp_path) -> None:
+    """"loan set up fee" in the article and "Loan setup fee" in a schedule are the same words (the third
+    review: a bound on plain terms skipped the article's chunk and handed the question to the schedule)."""
+    from citewise.config import Context
+    from citewise.engine.access import UNRESTRICTED
+    from citewise.engine.inquiry import understand
+    from citewise.engine.pipeline import open_snapshot
+    from citewise.engine.resolve import resolve
+    from citewise.kb.ingest import ingest
+
+    src = tmp_path / "kb"
+    src.mkdir()
+    (src / "loans.md").write_text(
+        "---\nid: northwind-loans\ntitle: Northwind plan loans\nrecord_keeper: Northwind\ntopic: loan\n---\n"
+        "## Business rules\n- The loan set up paperwork fee is $75, taken from the loan.\n- One loan at a time.\n"
+        "## Required data\n- Vested balance (currency, required, plan): The balance. Why: caps the loan.\n")
+    (src / "schedule.md").write_text("# Fee schedule\n\n| Service | Fee |\n|---|---|\n| Loan setup paperwork | $75 |\n"
+                                     "| Overnight check | $30 |\n")
+    ingest([src], tmp_path / "home", progress=False)
+    ctx = Context(home=str(tmp_path / "home"))
+    kb = open_snapshot(ctx)
+    question = "How much does Northwind charge for the loan setup paperwork?"
+    out = resolve(kb, ctx, understand(kb, ctx, {"question": question}, UNRESTRICTED))
+    assert out.article_id == "northwind-loans" and out.lead_document is None, (out.article_id, out.lead_document)
 
 
 def test_tied_provider_articles_ask_for_the_provider_before_a_plain_document_answers(tmp_path) -> None:

@@ -169,7 +169,9 @@ def test_a_workflow_for_an_article_without_steps_is_uncertain_with_what_the_arti
         "## Business rules\n- A change must be made at least 3 hours before departure.\n"
         "## Required data\n- Booking reference (text, required, participant): The booking. Why: finds the ticket.\n")
     ingest([src], tmp_path / "home", progress=False)
-    ctx = Context(home=str(tmp_path / "home"))
+    # confidence routing off: a one-article KB reads low confidence, and a partial artifact is offered only
+    # above the threshold (the article must surely be the one asked about)
+    ctx = Context(home=str(tmp_path / "home"), confidence_threshold=0.0)
     out = graph.invoke({"question": "changing an Aurelis economy ticket", "artifact_type": "workflow"}, context=ctx)
     assert out["decision"] == "uncertain", out["decision"]
     headings = {h["heading"]: h for h in out["artifact"]["headings"]}
@@ -197,6 +199,10 @@ def test_only_the_governing_article_s_own_sections_make_a_partial_artifact() -> 
     assert not own_material(kind, artifact("Warnings", "The carrier replaces the bag. [C1]"), verdict, "article-a")
     assert not own_material(kind, artifact("Decision points", "If late, rebook. [C2]"), verdict, "article-a")
     assert own_material(kind, artifact("Decision points", "If late, rebook. [C1]"), verdict, "article-a")
+    # a call script's quoted guardrails are the article's words, not material for its script
+    script = Artifact(type="call_script", title="t", headings=[ArtifactHeading("Never say", ["Never say: free. [C1]"],
+                                                                                 False, True)])
+    assert not own_material(ARTIFACT_TYPES["call_script"], script, verdict, "article-a")
 
 
 PROJECT = {
