@@ -591,9 +591,8 @@ def test_a_plain_document_that_states_the_asked_figure_answers_over_an_article_t
     assert setup.article_id == "northwind-loan" and setup.lead_document is None
 
 
-def test_an_article_that_writes_a_compound_open_keeps_its_question(tmp_path) -> None:
-    """"loan set up fee" in the article and "Loan setup fee" in a schedule are the same words (the third
-    review: a bound on plain terms skipped the article's chunk and handed the question to the schedule)."""
+def resolved_in(tmp_path: Path, files: dict[str, str], question: str):
+    """The resolution of `question` in a KB made of `files` (name -> text)."""
     from citewise.config import Context
     from citewise.engine.access import UNRESTRICTED
     from citewise.engine.inquiry import understand
@@ -603,46 +602,39 @@ def test_an_article_that_writes_a_compound_open_keeps_its_question(tmp_path) -> 
 
     src = tmp_path / "kb"
     src.mkdir()
-    (src / "loans.md").write_text(
-        "---\nid: northwind-loans\ntitle: Northwind plan loans\nrecord_keeper: Northwind\ntopic: loan\n---\n"
-        "## Business rules\n- The loan set up paperwork fee is $75, taken from the loan.\n- One loan at a time.\n"
-        "## Required data\n- Vested balance (currency, required, plan): The balance. Why: caps the loan.\n")
-    (src / "schedule.md").write_text("# Fee schedule\n\n| Service | Fee |\n|---|---|\n| Loan setup paperwork | $75 |\n"
-                                     "| Overnight check | $30 |\n")
+    for name, text in files.items():
+        (src / name).write_text(text)
     ingest([src], tmp_path / "home", progress=False)
     ctx = Context(home=str(tmp_path / "home"))
     kb = open_snapshot(ctx)
-    question = "How much does Northwind charge for the loan setup paperwork?"
-    out = resolve(kb, ctx, understand(kb, ctx, {"question": question}, UNRESTRICTED))
+    return resolve(kb, ctx, understand(kb, ctx, {"question": question}, UNRESTRICTED))
+
+
+def test_an_article_that_writes_a_compound_open_keeps_its_question(tmp_path) -> None:
+    """"loan set up fee" in the article and "Loan setup fee" in a schedule are the same words (the third
+    review: a bound on plain terms skipped the article's chunk and handed the question to the schedule)."""
+    out = resolved_in(tmp_path, {
+        "loans.md": "---\nid: northwind-loans\ntitle: Northwind plan loans\nrecord_keeper: Northwind\ntopic: loan\n"
+                    "---\n## Business rules\n- The loan set up paperwork fee is $75, taken from the loan.\n"
+                    "- One loan at a time.\n## Required data\n- Vested balance (currency, required, plan): The "
+                    "balance. Why: caps the loan.\n",
+        "schedule.md": "# Fee schedule\n\n| Service | Fee |\n|---|---|\n| Loan setup paperwork | $75 |\n"
+                       "| Overnight check | $30 |\n"}, "How much does Northwind charge for the loan setup paperwork?")
     assert out.article_id == "northwind-loans" and out.lead_document is None, (out.article_id, out.lead_document)
 
 
 def test_tied_provider_articles_ask_for_the_provider_before_a_plain_document_answers(tmp_path) -> None:
     """Two providers' parallel articles and a schedule naming neither: which provider's fee is not known, so
     the question is not handed to the schedule (the review of c6eee7b: the tie went unasked)."""
-    from citewise.config import Context
-    from citewise.engine.access import UNRESTRICTED
-    from citewise.engine.inquiry import understand
-    from citewise.engine.pipeline import open_snapshot
-    from citewise.engine.resolve import resolve
-    from citewise.kb.ingest import ingest
-
-    src = tmp_path / "kb"
-    src.mkdir()
-    for name in ("Northwind", "Contoso"):
-        (src / f"{name.lower()}.md").write_text(
-            f"---\nid: {name.lower()}-loan-checks\ntitle: {name} loan check delivery\nrecord_keeper: {name}\n"
-            "topic: loan\n---\n## Business rules\n- A loan check is mailed by first-class mail within 3 days.\n"
-            "- Overnight delivery of a loan check can be requested when the loan is approved.\n"
-            "## Required data\n- Mailing address (text, required, participant): Where it goes. Why: delivery.\n")
-    (src / "loan-fee-schedule.md").write_text(
-        "# Loan fee schedule\n\n| Service | Fee |\n|---|---|\n| Overnight delivery of a loan check | $30 |\n"
-        "| Loan payoff statement | $10 |\n")
-    ingest([src], tmp_path / "home", progress=False)
-    ctx = Context(home=str(tmp_path / "home"))
-    kb = open_snapshot(ctx)
-    out = resolve(kb, ctx, understand(kb, ctx, {"question": "How much is overnight delivery of a loan check?"},
-                                      UNRESTRICTED))
+    files = {f"{name.lower()}.md": (
+        f"---\nid: {name.lower()}-loan-checks\ntitle: {name} loan check delivery\nrecord_keeper: {name}\n"
+        "topic: loan\n---\n## Business rules\n- A loan check is mailed by first-class mail within 3 days.\n"
+        "- Overnight delivery of a loan check can be requested when the loan is approved.\n"
+        "## Required data\n- Mailing address (text, required, participant): Where it goes. Why: delivery.\n")
+        for name in ("Northwind", "Contoso")}
+    files["loan-fee-schedule.md"] = ("# Loan fee schedule\n\n| Service | Fee |\n|---|---|\n"
+                                     "| Overnight delivery of a loan check | $30 |\n| Loan payoff statement | $10 |\n")
+    out = resolved_in(tmp_path, files, "How much is overnight delivery of a loan check?")
     assert out.tied and out.lead_document is None, (out.tied, out.lead_document)
 
 
