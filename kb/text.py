@@ -251,6 +251,9 @@ def table_rows(block: str) -> list[str] | None:
         if header and len(header) == len(row) and len(row) > 2:
             rest = "; ".join(f"{h}: {c}" if h else c for h, c in zip(header[1:], row[1:], strict=True) if c)
             text = f"{row[0]}: {rest}" if row[0] and rest else row[0] or rest
+        elif header and len(row) == 2 and row[0] and row[1] and header[1] and len(" ".join(filled).split()) < 4:
+            # "Long-haul: £95." says nothing alone: the value's header is what it is ("Fee per pet: £95")
+            text = f"{row[0]}: {header[1]}: {row[1]}"
         else:
             text = ": ".join(filled)
         rows.append(text if text.endswith((".", "!", "?")) else f"{text}.")

@@ -422,6 +422,10 @@ def test_a_table_row_is_an_answer_of_its_own() -> None:
         "Wind above 70 mph: Check the panels.", "Dental cleaning: Basic: Not covered; Premier: $200."]
     short = "| Service | Basic | Premier |\n|---|---|---|\n| Dental | Not covered |\n"
     assert split_items(short) == ["Dental: Basic: Not covered."]  # a short row keeps its columns' headers
+    # A terse two-column row says nothing alone ("Long-haul: £95."), too short to quote: its value's
+    # header says what the figure is; a row that already says it keeps its two cells.
+    terse = "| Route | Fee per pet, per direction |\n|---|---|\n| Long-haul | £95 |\n| Late payment fee | $25 |\n"
+    assert split_items(terse) == ["Long-haul: Fee per pet, per direction: £95.", "Late payment fee: $25."]
 
 
 def test_a_table_row_answers_through_the_engine(tmp_path) -> None:
