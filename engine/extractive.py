@@ -67,6 +67,14 @@ def _units(chunk: ContextChunk) -> list[tuple[str, str]]:
             out.append((f"{item} {answer}", answer))
             i += 2
             continue
+        if (chunk.chunk_type == "examples" and i + 1 < len(items) and not sentence_types(item)
+                and not items[i + 1].endswith("?") and answerable_unit(f"{item} {items[i + 1]}")):
+            # A worked example's set-up ("A ticket was booked for 'Jonh Smyth'...") states no outcome: what
+            # it comes to is the next sentence, and the two are one answer.
+            pair = f"{item} {items[i + 1]}"
+            out.append((pair, pair))
+            i += 2
+            continue
         if not item.endswith("?"):
             out.append((item, item))
         i += 1

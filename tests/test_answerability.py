@@ -491,6 +491,29 @@ def test_a_worked_example_with_the_caller_s_figures_is_the_caller_s_case(tmp_pat
     assert mixed["response"]["text"].startswith("A late fee of $50"), mixed["response"]["text"]
 
 
+def test_a_worked_example_s_set_up_is_answered_with_its_outcome(tmp_path) -> None:
+    """"Booked as Jonh Smyth, the passport says John Smith: how much to fix it?" The example whose set-up is
+    the caller's case answers, but its set-up sentence states nothing; the outcome is the next sentence."""
+    from citewise import api
+    from citewise.kb.ingest import ingest
+
+    src = tmp_path / "kb"
+    src.mkdir()
+    (src / "names.md").write_text(
+        "---\nid: name-fixes\ntitle: Correcting a passenger name\nrecord_keeper: Halden Air\ntopic: names\n---\n"
+        "## Business rules\n- Up to 3 wrong letters are corrected on the ticket.\n"
+        "- More than 3 wrong letters for the same person: the ticket is reissued for $75.\n"
+        "## Examples\nA ticket was booked for \"Jonh Smyth\" and the passport says \"John Smith\". Three letters "
+        "differ in total: the correction is free. A ticket for \"Kate Morgan\" whose passport says "
+        "\"Katherine Morgan\" has more than 3 letters different, so the reissue costs $75.\n")
+    ingest([src], tmp_path / "home", progress=False)
+    out = api.ask("My ticket says Jonh Smyth but my passport says John Smith. How much does Halden Air charge "
+                  "to fix it?", home=tmp_path / "home", confidence_threshold=0.0)
+    first = out["response"]["sections"][0]["answer_components"][0]
+    assert first.startswith('A ticket was booked for "Jonh Smyth"') and "the correction is free" in first, first
+    assert out["guardrails"]["passed"], out["guardrails"]
+
+
 def test_a_rule_about_the_collected_situation_is_part_of_the_answer(tmp_path) -> None:
     """Given that the customer has no letter of credit, "what will it cost" includes the deposit charged to
     those without one, though the question never mentions it (the extractive answer reads the field names
