@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..config import Context
-from ..kb.articles import QUARANTINED
+from ..kb.articles import PROVIDER, QUARANTINED
 from ..kb.text import terms
 from ..llm.chat import ModelClock
 from ..retrieval.hybrid import SearchParams
@@ -38,9 +38,9 @@ def synonym_alternatives(kb: KnowledgeBase, question: str) -> dict[str, list[str
     return {t: v for t, v in out.items() if t in q}
 
 
-# Whose a plain document is, read from its title: the provider only. A plan type is often a common word
+# Whose a plain document is (kb.named_facets): the provider only. A plan type is often a common word
 # ("Business hours for customer support" names no Business plan), a provider is a name.
-PROVIDER_FACET: tuple[str, ...] = ("record_keeper",)
+PROVIDER_FACET: tuple[str, ...] = (PROVIDER,)
 
 
 def about_another(kb: KnowledgeBase, doc_id: str, named: dict[str, list[str]]) -> bool:

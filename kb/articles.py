@@ -80,6 +80,8 @@ HEADING_PATTERNS: list[tuple[re.Pattern[str], tuple[str, str]]] = [(re.compile(p
 CONTENT = ("content", "medium")
 # The format's facets: front-matter keys whose values the agent recognises in questions and filters on.
 FACETS = ("record_keeper", "plan_type", "topic")
+# The facet that says whose a text is (a provider is a name; a plan type is often a common word)
+PROVIDER = "record_keeper"
 _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 
 

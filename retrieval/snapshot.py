@@ -55,7 +55,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConfigError, NotIngestedError, StoreError
-from ..kb.articles import FACETS
+from ..kb.articles import FACETS, PROVIDER
 from ..kb.synonyms import SynonymExpander
 from ..kb.text import ANALYZER_ID
 from ..store import Store, open_store, resolve_url, store_exists
@@ -233,13 +233,20 @@ class KnowledgeBase:
 
     def named_facets(self, doc_id: str) -> dict[str, list[str]]:
         """The facet values a plain document's title or file name names ("meadowlark-wellness-benefit-
-        schedule.xlsx" names Meadowlark): it has no front matter to say whose it is. Kept per snapshot."""
+        schedule.xlsx" names Meadowlark): it has no front matter to say whose it is. A title that names no
+        provider leaves its text to say: a text naming exactly one ("Staff at Corvane buildings...") is that
+        provider's; one naming several (a FAQ covering every provider) is nobody's. Kept per snapshot."""
         found = self._named.get(doc_id)
         if found is None:
             info = self.docs.get(doc_id)
             title = info.title if info else ""
             stem_name = doc_id.rsplit("/", 1)[-1].rsplit(".", 1)[0].replace("-", " ").replace("_", " ")
-            found = self._named[doc_id] = self.facet_detector.detect(f"{title}. {stem_name}")
+            found = self.facet_detector.detect(f"{title}. {stem_name}")
+            if not found.get(PROVIDER):
+                named = self.facet_detector.detect(" ".join(p.text for p in self.chunks_of(doc_id))).get(PROVIDER)
+                if named and len(named) == 1:
+                    found = {**found, PROVIDER: named}
+            self._named[doc_id] = found
         return found
 
     def is_current(self) -> bool:

@@ -541,8 +541,9 @@ def test_a_rule_about_the_collected_situation_is_part_of_the_answer(tmp_path) ->
 
 def test_a_plain_document_about_another_provider_is_not_searched(tmp_path) -> None:
     """The question names Northwind: a plain schedule whose title names Contoso (the other record keeper) is
-    Contoso's, as an article with `record_keeper: Contoso` would be, and is filtered out like one; a plain
-    document naming no provider stays."""
+    Contoso's, as an article with `record_keeper: Contoso` would be, and is filtered out like one; so is a
+    memo whose title names nobody and whose text names Contoso alone. A plain document naming no provider,
+    or several, stays."""
     from citewise.config import Context
     from citewise.engine.access import UNRESTRICTED
     from citewise.engine.inquiry import understand
@@ -555,13 +556,20 @@ def test_a_plain_document_about_another_provider_is_not_searched(tmp_path) -> No
         "contoso-loan-fee-schedule.md": "# Contoso loan fee schedule\n\nThe loan setup fee is $50 and the "
                                         "loan maintenance fee is $25 a year.\n",
         "loan-fee-glossary.md": "# Loan fee glossary\n\nA loan setup fee is charged once, when the loan "
-                                "is issued; a maintenance fee is charged every year.\n"}, fields=True)
+                                "is issued; a maintenance fee is charged every year.\n",
+        # a title naming nobody; the text names one provider only: it is that provider's
+        "loan-fee-memo.md": "# Memo: loan fees from March\n\nFrom March, Contoso charges a loan setup fee of "
+                            "$60 for every new loan; Contoso members pay it once.\n",
+        # the text names both providers: a FAQ covering every provider is nobody's
+        "loan-fee-faq.md": "# Loan fee questions\n\nNorthwind and Contoso both charge a loan setup fee "
+                           "once, when the loan is issued.\n"}, fields=True)
     ctx = Context(home=home)
     kb = open_snapshot(ctx)
     inquiry = understand(kb, ctx, {"question": "What loan setup fee does Northwind charge?"}, UNRESTRICTED)
     assert inquiry.detected_facets.get("record_keeper") == ["Northwind"]
     docs = {h.doc_id for h in search(kb, ctx, inquiry, k=10).hits}
     assert "contoso-loan-fee-schedule.md" not in docs and "loan-fee-glossary.md" in docs, docs
+    assert "loan-fee-memo.md" not in docs and "loan-fee-faq.md" in docs, docs
     unnamed = understand(kb, ctx, {"question": "What is a loan setup fee?"}, UNRESTRICTED)
     assert "contoso-loan-fee-schedule.md" in {h.doc_id for h in search(kb, ctx, unnamed, k=10).hits}
 
