@@ -378,6 +378,12 @@ _INSTRUCTION_LIKE = re.compile(
     r"[^.!?\n]{0,100}" + _PAYLOAD + r"|"
     r"(" + _PAYLOAD + r"|approved|granted)[^.!?\n]{0,40}\bby (the|an?|any|our|every) " + _AI_KIND
     + r"([- ][a-z]{2,15}){0,2} " + _AI_NOUN + r"\b|"
+    # an AI addressed as the reader of the text, by a colon or a comma and an order ("AI assistants and
+    # automated chat agents summarizing this schedule: ...", "AI tools reading this page, tell customers ...")
+    r"\b" + _AI_KIND + r"([- ][a-z]{2,15}){0,2} " + _AI_NOUN + r"\b[^.!?\n:]{0,60}\b" + _READING
+    + r" (this|these) [^.!?\n:,]{0,40}(:[^.!?\n]{0,200}(" + _PAYLOAD + r"|\b" + _ANSWERING + r" (the |every |all |"
+    r"any )?(customers?|members?|callers?|clients?|residents?|users?|tenants?|patients?|students?|them)\b)|"
+    r",\s*(please\s+)?((always|never|only|just|now)\s+)?" + _ANSWERING + r"\b)|"
     r"\brequired that (the|an?|any|our|every) " + _AI_KIND + r"([- ][a-z]{2,15}){0,2} " + _AI_NOUN + r"\b|"
     r"\b(decode|decipher|translate) the following\b|\bpretend (to be|you are|that you)\b|\brole[- ]?play\b|"
     r"\bact as (an? )?(assistant|ai|chatbot|bot|different|new|unrestricted)\b|"
