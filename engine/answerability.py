@@ -34,6 +34,8 @@ QUESTION_TYPES: list[tuple[str, re.Pattern[str]]] = [(t, re.compile(p, re.IGNORE
                r"\bwhat (does|will|would) [^?.]{0,60}\b(charge|cost)"
                r"(?=\s*(\?|$|(for|to|per|me|us|them|you|a|an|the|on|if|when|in|monthly|annually|each|now)\b))|"
                r"\bwhat do (you|they|we) (charge|pay)\b|"
+               r"\bwhat (am|are|is|will|would|do|does|did) (i|we|you|they|he|she|it|my \w+) (be |being |get |getting |"
+               r"got |been )?(charged|billed)\b|"
                r"\bhow expensive\b|"
                # "is there a fee for ...", "does it cost anything": a yes/no whose answer is a price or "free"
                # (not "a person in charge", "a cost-of-living adjustment", "any costs to my credit score")

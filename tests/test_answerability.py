@@ -203,7 +203,9 @@ def test_a_figure_for_another_year_does_not_answer() -> None:
 def test_a_question_about_a_process_or_policy_is_not_an_amount_question() -> None:
     for q in ("What do you charge for a replacement card?", "What does roaming cost in Canada?",
               "If I opt out of the smart meter, is there a charge?", "Is there a fee to port a number out?",
-              "Does it cost anything to switch plans?", "Will they charge me anything for a paper bill?"):
+              "Does it cost anything to switch plans?", "Will they charge me anything for a paper bill?",
+              "What am I being charged?", "What will I be charged for a late payment?",
+              "What do I get charged if I go over my limit?"):
         assert question_type(q) == "amount", q
     # ... but not a person in charge, a cost of living, a cost to one's credit (the review of that change)
     for q in ("Is there a person in charge of repairs?", "Is there a cost-of-living adjustment?",
@@ -228,7 +230,8 @@ def test_a_question_about_a_process_or_policy_is_not_an_amount_question() -> Non
         assert question_type(q) == "amount", q
     for q in ("What do I do if I see an unrecognized charge?", "What is the process for a fee refund?",
               "What is the policy on late fees?", "What does 'charge-off' mean?",
-              "What is the time limit for a rollover?", "What does the cost basis include?"):
+              "What is the time limit for a rollover?", "What does the cost basis include?",
+              "What was I charged for?"):
         assert question_type(q) != "amount", q
 
 
