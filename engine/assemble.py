@@ -46,6 +46,7 @@ def order_candidates(hits: list[Passage], article_chunks: list[Passage], article
     """Candidates in assembly order, deduplicated by chunk id. `lead` is a plain document that leads the
     search when no article governs: its retrieved chunks go first, by score."""
     scored = {h.chunk_id: h for h in hits}
+    owners = {c.doc_id for c in article_chunks} | ({article_id} if article_id else set())  # compared ones too
     pool: dict[str, Passage] = {}
     for c in article_chunks:
         if c.tier in ("critical", "high"):
@@ -58,7 +59,7 @@ def order_candidates(hits: list[Passage], article_chunks: list[Passage], article
     def key(c: Passage) -> tuple:
         # Tiers rank an article's own sections: another article's decision guide is not critical to an
         # inquiry this article governs, so its chunks follow the governing article's critical and high ones.
-        own = c.doc_id == article_id and c.tier in ("critical", "high")
+        own = c.doc_id in owners and c.tier in ("critical", "high")
         if c.doc_id == lead:
             return (0, 0, -float(c.score or 0.0) / best, c.ordinal)
         return (0 if own else 1, tier_order(c.tier), 0 if own else -float(c.score or 0.0) / best, c.ordinal)

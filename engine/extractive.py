@@ -30,7 +30,7 @@ from ..kb.text import (
 )
 from .answerability import accepted_types, band_width, exact_match, figures, question_type, sentence_types
 from .records import ContextChunk, Draft, Section
-from .verify import ANSWER_SOURCES, always_warning, cite, never_say_for, strip_citations
+from .verify import ANSWER_SOURCES, always_warning, citations_in, cite, never_say_for, strip_citations
 
 if TYPE_CHECKING:
     from .generate import AnswerRequest
@@ -146,18 +146,23 @@ class ExtractiveGenerator:
             # question is not about the article's procedure, e.g. a fact in a plain document).
             if not own or scored[0][0] - own[0] > SOURCE_MARGIN:
                 source = scored[0][3].doc_id
-        scored = [x for x in scored if x[3].doc_id == source]
+        # A comparison ("how long at Copperfield, and at Wattlegum?") is answered from each named provider's
+        # article, in turn: the best sentences of each, as many from each.
+        sources = [source, *request.compared] if source == request.article_id and request.compared else [source]
+        scored = [x for x in scored if x[3].doc_id in sources]
+        quota = MAX_COMPONENTS if len(sources) == 1 else max(2, MAX_COMPONENTS // len(sources))
 
-        # Only the answer's article's Always-rules shape the warnings (a rule binds its own article).
-        always = self._always(chunks, request, [request.article_id] if request.article_id else [], allowed)
+        # Only the answer's articles' Always-rules shape the warnings (a rule binds its own article).
+        always = self._always(chunks, request, sources if len(sources) > 1 else
+                              [request.article_id] if request.article_id else [], allowed)
         components: list[tuple[str, ContextChunk]] = []
         for _, _, text, c in scored:
             if any(similar(text, w) for w in always):
                 continue
-            if len(components) >= MAX_COMPONENTS:
-                break
-            if any(similar(text, other) for other, _ in components):
+            if sum(d.doc_id == c.doc_id for _, d in components) >= quota:
                 continue
+            if any(similar(text, other) for other, d in components if d.doc_id == c.doc_id):
+                continue  # a repeat of this document's own claim (another provider's parallel rule is not one)
             components.append((text, c))
         if not components:  # nothing overlaps lexically: fall back to the lead of the best answer chunk
             lead = next((c for c in chunks if c.chunk_type in ANSWER_TYPES and (source is None or c.doc_id == source)),
@@ -168,17 +173,26 @@ class ExtractiveGenerator:
                 if first:
                     components.append((first, lead))
 
-        docs_used = list(dict.fromkeys([*([source] if source else []), *(c.doc_id for _, c in components)]))
+        docs_used = list(dict.fromkeys([*(s for s in sources if s), *(c.doc_id for _, c in components)]))
         steps = self._steps(chunks, request.article_id, docs_used, allowed)
         warnings = self._warnings(chunks, docs_used, weights, allowed, always, [t for t, _ in components])
 
         sections: list[Section] = []
         titles = {c.doc_id: display_text(c.title, 120) for c in chunks}
+        doc_of = {c.label: c.doc_id for c in chunks}
+
+        def warned(doc_id: str) -> list[str]:
+            """A comparison's warnings go under the provider they cite (another bank's ombudsman is not this
+            bank's); otherwise under the answer's first section."""
+            if len(sources) > 1:
+                return [w for w in warnings if doc_id in {doc_of.get(label) for label in citations_in(w)}]
+            return warnings if doc_id == docs_used[0] else []
+
         for doc_id in docs_used:
             section = Section(topic=titles.get(doc_id, doc_id),
                               answer_components=[cite(t, [c.label]) for t, c in components if c.doc_id == doc_id],
                               steps=steps if doc_id == docs_used[0] else [],
-                              warnings=warnings if doc_id == docs_used[0] else [])
+                              warnings=warned(doc_id))
             if not section.empty():
                 sections.append(section)
         return Draft(sections=sections, generator=self.name)

@@ -32,6 +32,7 @@ class AnswerRequest:
     article_id: str | None  # the article the answer is about (preferred for sentences and steps)
     rules: dict[str, dict[str, Any]]  # doc_id -> guardrails of the articles in the context
     governing: str | None = None  # whose Never-say binds every claim (None while articles conflict)
+    compared: list[str] = field(default_factory=list)  # other providers' articles the question compares it with
     idf: Callable[[str], float] = lambda _t: 1.0
     expansions: list[str] = field(default_factory=list)
     feedback: Feedback = field(default_factory=Feedback)
@@ -64,6 +65,7 @@ def answer_request(kb: KnowledgeBase, inquiry: Inquiry, resolution: Resolution |
     return AnswerRequest(
         question=inquiry.question, context_text=pack.text, chunks=pack.chunks,
         article_id=resolution.article_id if resolution else None, rules=context_rules(kb, pack.chunks),
+        compared=list(resolution.compared) if resolution else [],
         governing=resolution.governing if resolution else None,
         idf=kb.bm25.idf, expansions=inquiry.expansions, feedback=feedback or Feedback(),
         missing_fields=resolution.missing if resolution else [],

@@ -175,7 +175,8 @@ def resolution_metadata(resolution: Resolution, interrupts: int = 0) -> dict[str
     return {"required_data": {"relevance": dump(resolution.relevance), "filters": resolution.filters,
                               "facets_relaxed": resolution.relaxed,
                               "candidates": [(a.article_id, round(a.score, 5)) for a in resolution.candidates[:5]],
-                              "tied": resolution.tied, "conflicts": resolution.conflicts, "interrupts": interrupts,
+                              "tied": resolution.tied, "conflicts": resolution.conflicts,
+                              "compared": resolution.compared, "interrupts": interrupts,
                               **resolution.notes}}
 
 

@@ -35,7 +35,7 @@ from .check import check
 from .generate import generate
 from .inquiry import understand, validate
 from .records import Feedback
-from .resolve import resolve
+from .resolve import governing_chunks, resolve
 from .search import search
 
 
@@ -129,8 +129,7 @@ def _answer(ctx: Context, raw: Mapping[str, Any], access: Access, timed: _Timer,
     meta.update(outcomes.retrieval_metadata(retrieval, ctx))
     if routes.after_retrieve(bool(retrieval.hits), retrieval.relevance, ctx) == "abstain":
         return finish(timed("abstain", outcomes.abstained, kb, inquiry, retrieval.relevance))
-    article_chunks = kb.chunks_of(resolution.article_id) if resolution.article_id else []
-    pack = timed("assemble_context", assemble, retrieval.hits, article_chunks, resolution.article_id,
+    pack = timed("assemble_context", assemble, retrieval.hits, governing_chunks(kb, resolution), resolution.article_id,
                  int(ctx.context_share * inquiry.max_tokens), lead=resolution.lead_document)
     meta.update(outcomes.pack_metadata(pack))
     feedback, attempts = Feedback(), 0

@@ -107,6 +107,7 @@ class Resolution:
     confidence: float = 0.0
     tied: list[str] = field(default_factory=list)  # parallel articles still in play, best first
     conflicts: list[str] = field(default_factory=list)  # other articles claiming the very same facets
+    compared: list[str] = field(default_factory=list)  # the other named providers' articles on the topic
     choices: dict[str, list[str]] = field(default_factory=dict)  # facet -> values that would decide
     fields: list[FieldSpec] = field(default_factory=list)
     by_article: dict[str, list[FieldSpec]] = field(default_factory=dict)  # each tied article's own fields

@@ -15,7 +15,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..config import Context
-from ..kb.articles import FACETS
+from ..kb.articles import FACETS, PROVIDER
 from ..kb.fields import choice_matches, normalize_key, validate_value
 from ..kb.text import display_text, split_items, term_set
 from ..llm.chat import ModelClock
@@ -86,8 +86,12 @@ def resolve(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, collected: dict[s
         tied, deciding = [], []
         best = next(c for c in ranked if c.article_id == fitted)
     out.conflicts = conflicting_articles(ranked, metadata)
-    if tied or out.conflicts:  # not guessed: the data any of the candidate articles needs
-        out.by_article = {a: article_fields(kb, a) for a in (tied or [best.article_id, *out.conflicts])}
+    if not tied:
+        out.compared = compared_articles(ranked, metadata, best.article_id,
+                                         inquiry.detected_facets.get(PROVIDER) or [])
+    if tied or out.conflicts or out.compared:  # not guessed: the data any of the candidate articles needs
+        out.by_article = {a: article_fields(kb, a)
+                          for a in (tied or [best.article_id, *out.conflicts, *out.compared])}
         fields = union_fields(out.by_article)
         choices = {f: sorted({str(kb.docs[a].metadata.get(f)) for a in tied}) for f in deciding}
     else:
@@ -284,6 +288,34 @@ def parallel_articles(ranked: list[ArticleCandidate], metadata: dict[str, dict[s
             tied.append(cand.article_id)
             deciding.extend(f for f in differs if f not in deciding)
     return (tied, deciding) if len(tied) > 1 else ([], [])
+
+
+def governing_chunks(kb: KnowledgeBase, resolution: Resolution) -> list[Any]:
+    """The chunks of the article that governs the inquiry, and of the articles it is compared with: their
+    critical and high sections lead the context."""
+    ids = [resolution.article_id, *resolution.compared] if resolution.article_id else []
+    return [c for a in ids for c in kb.chunks_of(a)]
+
+
+def compared_articles(ranked: list[ArticleCandidate], metadata: dict[str, dict[str, Any]], best: str,
+                      named: list[str]) -> list[str]:
+    """The articles of the other providers a question names, on the best article's topic ("how long do I
+    have to dispute a charge at Copperfield, and at Wattlegum?"): a comparison is answered from each
+    provider's own article, the best-ranked of each, in the order they rank."""
+    if len(named) < 2:
+        return []
+    best_md = metadata.get(best, {})
+    topic, own = best_md.get("topic"), best_md.get(PROVIDER)
+    if not topic:
+        return []
+    wanted = {v for v in named if v != own}
+    out: list[str] = []
+    for cand in ranked:
+        md = metadata.get(cand.article_id, {})
+        if md.get(PROVIDER) in wanted and md.get("topic") == topic:
+            out.append(cand.article_id)
+            wanted.discard(md.get(PROVIDER))
+    return out
 
 
 def article_the_data_fits(kb: KnowledgeBase, tied: list[str], collected: dict[str, Any]) -> str | None:

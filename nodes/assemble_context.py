@@ -10,6 +10,7 @@ from ..config import Context
 from ..engine.assemble import assemble
 from ..engine.outcomes import pack_metadata
 from ..engine.records import Inquiry, Resolution, Retrieval, dump, load
+from ..engine.resolve import governing_chunks
 from .common import node, snapshot
 
 
@@ -17,7 +18,6 @@ from .common import node, snapshot
 def assemble_context(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
     kb, ctx = snapshot(state, runtime)
     resolution, inquiry = load(Resolution, state["resolution"]), load(Inquiry, state["inquiry"])
-    article_chunks = kb.chunks_of(resolution.article_id) if resolution.article_id else []
-    pack = assemble(load(Retrieval, state["retrieval"]).hits, article_chunks, resolution.article_id,
+    pack = assemble(load(Retrieval, state["retrieval"]).hits, governing_chunks(kb, resolution), resolution.article_id,
                     int(ctx.context_share * inquiry.max_tokens), lead=resolution.lead_document)
     return {"context": dump(pack), "metadata": pack_metadata(pack)}

@@ -753,3 +753,40 @@ def test_a_plan_type_word_in_a_title_does_not_make_a_document_another_plans(tmp_
                          UNRESTRICTED)
     assert inquiry.detected_facets.get("plan_type") == ["Postpaid"]
     assert "support-hours.md" in {h.doc_id for h in search(kb, ctx, inquiry, k=10).hits}
+
+
+def test_a_question_naming_two_providers_is_answered_from_each_one_s_article(tmp_path) -> None:
+    """"How long do I have to dispute a charge at Northwind, and at Contoso?": each named provider's own
+    article on the topic answers its part, in a section of its own, with its own warnings; the data to
+    collect is both articles'. A question naming one provider is answered from its article alone."""
+    from citewise import api
+    from citewise.engine import answer
+
+    contoso = ("---\nid: contoso-disputes\ntitle: Card disputes at Contoso\nrecord_keeper: Contoso\n"
+               "topic: dispute\n---\n## Business rules\n- A card dispute must be filed within 110 days of the "
+               "transaction.\n- Contoso decides a dispute within 30 days.\n## Guardrails\n- Always: mention the "
+               "Contoso Ombudsman if the customer is unhappy.\n## Required data\n- Card number last four (text, "
+               "required, participant): The card. Why: finds the transaction.\n")
+    northwind = ("---\nid: northwind-disputes\ntitle: Card disputes at Northwind\nrecord_keeper: Northwind\n"
+                 "topic: dispute\n---\n## Business rules\n- A card dispute must be filed within 120 days of the "
+                 "transaction.\n- Northwind gives a temporary credit within 10 business days.\n## Guardrails\n"
+                 "- Always: mention that a temporary credit can be reversed.\n## Required data\n"
+                 "- Transaction date (date, required, participant): When the charge was made. Why: starts the "
+                 "filing window.\n")
+    home = northwind_home(tmp_path, {"contoso-disputes.md": contoso, "northwind-disputes.md": northwind}, fields=True)
+    question = "How long do I have to dispute a card charge at Northwind, and how long at Contoso?"
+    for out in (api.ask(question, home=home, confidence_threshold=0.0),
+                answer(question, home=home, ctx=None)):
+        sections = out["response"]["sections"]
+        assert out["guardrails"]["passed"], out["guardrails"]
+        assert [s["topic"] for s in sections] == ["Card disputes at Northwind", "Card disputes at Contoso"], sections
+        assert "120 days" in " ".join(sections[0]["answer_components"])
+        assert "110 days" in " ".join(sections[1]["answer_components"])
+        assert any("Ombudsman" in w for w in sections[1]["warnings"]), sections
+        assert not any("Ombudsman" in w for w in sections[0]["warnings"]), sections
+        assert {c["doc_id"] for c in out["citations"]} == {"northwind-disputes", "contoso-disputes"}
+        assert out["metadata"]["required_data"]["compared"] == ["contoso-disputes"]
+        assert {"transaction_date", "card_number_last_four"} <= set(out["missing_fields"]), out["missing_fields"]
+    one = api.ask("How long do I have to dispute a card charge at Contoso?", home=home, confidence_threshold=0.0)
+    assert {c["doc_id"] for c in one["citations"]} == {"contoso-disputes"}, one["citations"]
+    assert one["metadata"]["required_data"]["compared"] == []
