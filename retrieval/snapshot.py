@@ -42,6 +42,7 @@ import json
 import logging
 import mmap
 import os
+import re
 import shutil
 import tempfile
 import threading
@@ -80,6 +81,9 @@ REFRESH_MAX_WAIT_SECONDS = 1.0  # ...but no longer than this after the first cha
 DB_RETRY_SECONDS = 5.0  # a replica whose database is unreachable checks again after this long
 
 log = logging.getLogger("citewise.snapshot")
+
+
+TEXT_SCAN = 50_000  # how much of a plain document is read for the provider its text names (its opening)
 
 
 @dataclass
@@ -242,12 +246,24 @@ class KnowledgeBase:
             title = info.title if info else ""
             stem_name = doc_id.rsplit("/", 1)[-1].rsplit(".", 1)[0].replace("-", " ").replace("_", " ")
             found = self.facet_detector.detect(f"{title}. {stem_name}")
-            if not found.get(PROVIDER):
-                named = self.facet_detector.detect(" ".join(p.text for p in self.chunks_of(doc_id))).get(PROVIDER)
-                if named and len(named) == 1:
-                    found = {**found, PROVIDER: named}
+            if not found.get(PROVIDER) and (owner := self._text_provider(doc_id)):
+                found = {**found, PROVIDER: [owner]}
             self._named[doc_id] = found
         return found
+
+    def _text_provider(self, doc_id: str) -> str | None:
+        """The one provider a document's text names as a name (capitalised: "Residential" of "Wrenfield
+        Residential", not "every residential tenancy"), in two sentences or more of its first TEXT_SCAN
+        characters; None when it names none, several, or one in passing ("Unlike Contoso, we ...")."""
+        text = " ".join(p.text for p in self.chunks_of(doc_id))[:TEXT_SCAN]
+        mentions: dict[str, int] = {}
+        for sentence in re.split(r"(?<=[.!?:])\s+|\n+", text):
+            names = " ".join(w for w in sentence.split() if w[:1].isupper())
+            for value in self.facet_detector.detect(names).get(PROVIDER, []) if names else []:
+                mentions[value] = mentions.get(value, 0) + 1
+        if len(mentions) == 1 and next(iter(mentions.values())) >= 2:
+            return next(iter(mentions))
+        return None
 
     def is_current(self) -> bool:
         return self.store.generation() == self.generation

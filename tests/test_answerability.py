@@ -560,19 +560,26 @@ def test_a_plain_document_about_another_provider_is_not_searched(tmp_path) -> No
                                         "loan maintenance fee is $25 a year.\n",
         "loan-fee-glossary.md": "# Loan fee glossary\n\nA loan setup fee is charged once, when the loan "
                                 "is issued; a maintenance fee is charged every year.\n",
-        # a title naming nobody; the text names one provider only: it is that provider's
+        # a title naming nobody; the text names one provider only, twice: it is that provider's
         "loan-fee-memo.md": "# Memo: loan fees from March\n\nFrom March, Contoso charges a loan setup fee of "
-                            "$60 for every new loan; Contoso members pay it once.\n",
+                            "$60 for every new loan. Contoso members pay it once.\n",
         # the text names both providers: a FAQ covering every provider is nobody's
         "loan-fee-faq.md": "# Loan fee questions\n\nNorthwind and Contoso both charge a loan setup fee "
-                           "once, when the loan is issued.\n"}, fields=True)
+                           "once, when the loan is issued.\n",
+        # one mention in passing is no ownership (review): "Unlike Contoso, we ..." is not Contoso's memo
+        "loan-fee-waiver.md": "# Why our loan setup fee is waived in March\n\nUnlike Contoso, we waive the loan "
+                              "setup fee for every loan issued in March.\n"}, fields=True)
     ctx = Context(home=home)
     kb = open_snapshot(ctx)
     inquiry = understand(kb, ctx, {"question": "What loan setup fee does Northwind charge?"}, UNRESTRICTED)
     assert inquiry.detected_facets.get("record_keeper") == ["Northwind"]
     docs = {h.doc_id for h in search(kb, ctx, inquiry, k=10).hits}
     assert "contoso-loan-fee-schedule.md" not in docs and "loan-fee-glossary.md" in docs, docs
-    assert "loan-fee-memo.md" not in docs and "loan-fee-faq.md" in docs, docs
+    assert "loan-fee-memo.md" not in docs and {"loan-fee-faq.md", "loan-fee-waiver.md"} <= docs, docs
+    # a word of a provider's name written as a plain word names nobody ("every residential tenancy" is not
+    # Wrenfield Residential's): only capitalised names count
+    from citewise.kb.articles import PROVIDER
+    assert kb.named_facets("loan-fee-glossary.md").get(PROVIDER) is None
     unnamed = understand(kb, ctx, {"question": "What is a loan setup fee?"}, UNRESTRICTED)
     assert "contoso-loan-fee-schedule.md" in {h.doc_id for h in search(kb, ctx, unnamed, k=10).hits}
 
@@ -790,3 +797,33 @@ def test_a_question_naming_two_providers_is_answered_from_each_one_s_article(tmp
     one = api.ask("How long do I have to dispute a card charge at Contoso?", home=home, confidence_threshold=0.0)
     assert {c["doc_id"] for c in one["citations"]} == {"contoso-disputes"}, one["citations"]
     assert one["metadata"]["required_data"]["compared"] == []
+
+
+def test_a_word_of_a_provider_s_name_written_as_a_plain_word_names_nobody(tmp_path) -> None:
+    """"In every residential tenancy ..." is not Wrenfield Residential's document (the second review of the
+    provider read from a document's text); "Wrenfield Residential" written as a name, twice, is."""
+    from citewise.config import Context
+    from citewise.engine.pipeline import open_snapshot
+    from citewise.kb.articles import PROVIDER
+    from citewise.kb.ingest import ingest
+
+    src = tmp_path / "kb"
+    src.mkdir()
+    for name in ("Wrenfield Residential", "Corvane Lettings"):
+        key = name.split()[0].lower()
+        (src / f"{key}.md").write_text(
+            f"---\nid: {key}-deposits\ntitle: Deposits at {name}\nrecord_keeper: {name}\ntopic: deposit\n---\n"
+            f"## Business rules\n- {name} holds the deposit in a protected account.\n"
+            f"- {name} returns it within 30 days.\n- {name} answers disputes in writing.\n"
+            f"- {name} keeps a copy.\n- {name} pays interest.\n- {name} signs the form.\n")
+    (src / "basics.md").write_text("# Deposit protection basics\n\nIn every residential tenancy the deposit is "
+                                   "protected. A residential landlord must say where.\n")
+    # (the articles write "Residential" as a name more than this document writes it as a word: alone, the
+    # word names Wrenfield Residential in a question)
+    (src / "memo.md").write_text("# Memo on deposits\n\nWrenfield Residential now returns deposits in 20 days. "
+                                 "Wrenfield Residential staff confirm it by email.\n")
+    ingest([src], tmp_path / "home", progress=False)
+    kb = open_snapshot(Context(home=tmp_path / "home"))
+    assert kb.facet_detector.detect("Is a residential deposit protected?").get(PROVIDER) == ["Wrenfield Residential"]
+    assert kb.named_facets("basics.md").get(PROVIDER) is None
+    assert kb.named_facets("memo.md").get(PROVIDER) == ["Wrenfield Residential"]
