@@ -68,9 +68,11 @@ def _units(chunk: ContextChunk) -> list[tuple[str, str]]:
             i += 2
             continue
         if (chunk.chunk_type == "examples" and i + 1 < len(items) and not sentence_types(item)
-                and not items[i + 1].endswith("?") and answerable_unit(f"{item} {items[i + 1]}")):
+                and sentence_types(items[i + 1]) and not items[i + 1].endswith("?")
+                and answerable_unit(f"{item} {items[i + 1]}") and _one_paragraph(chunk.text, item, items[i + 1])):
             # A worked example's set-up ("A ticket was booked for 'Jonh Smyth'...") states no outcome: what
-            # it comes to is the next sentence, and the two are one answer.
+            # it comes to is the next sentence of its paragraph, when that states one (a figure, "free"),
+            # and the two are one answer. A list's items are examples of their own.
             pair = f"{item} {items[i + 1]}"
             out.append((pair, pair))
             i += 2
@@ -79,6 +81,12 @@ def _units(chunk: ContextChunk) -> list[tuple[str, str]]:
             out.append((item, item))
         i += 1
     return out
+
+
+def _one_paragraph(text: str, first: str, second: str) -> bool:
+    """Whether two sentences stand in one line of prose (not two list items, not two paragraphs)."""
+    return any(first in line and second in line and not re.match(r"\s*([-*+]|\d+[.)])\s", line)
+               for line in text.splitlines())
 
 
 class ExtractiveGenerator:

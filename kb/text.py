@@ -241,6 +241,10 @@ def table_rows(block: str) -> list[str] | None:
         return None
     cells = [[c.strip().replace("\\|", "|") for c in _CELL_BREAK.split(ln.strip().strip("|"))] for ln in lines]
     header, body = (cells[0], cells[2:]) if _TABLE_RULE.match(lines[1]) else (None, cells)
+    # "Long-haul: £95." says nothing alone: when a two-column table has such terse rows, every row names what
+    # its value is by the value's header ("Long-haul: Fee per pet, per direction: £95."), the same for all
+    named = bool(header and len(header) == 2 and re.search(r"[A-Za-z]", header[1]) and any(
+        len(" ".join(c for c in row if c).split()) < 4 for row in body if len(row) == 2))
     rows = []
     for row in body:
         if header and len(row) < len(header):  # a short row's cells are the first columns': keep their headers
@@ -251,8 +255,7 @@ def table_rows(block: str) -> list[str] | None:
         if header and len(header) == len(row) and len(row) > 2:
             rest = "; ".join(f"{h}: {c}" if h else c for h, c in zip(header[1:], row[1:], strict=True) if c)
             text = f"{row[0]}: {rest}" if row[0] and rest else row[0] or rest
-        elif header and len(row) == 2 and row[0] and row[1] and header[1] and len(" ".join(filled).split()) < 4:
-            # "Long-haul: £95." says nothing alone: the value's header is what it is ("Fee per pet: £95")
+        elif named and len(row) == 2 and row[0] and row[1]:
             text = f"{row[0]}: {header[1]}: {row[1]}"
         else:
             text = ": ".join(filled)
