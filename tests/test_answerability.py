@@ -845,3 +845,30 @@ def test_a_word_of_a_provider_s_name_written_as_a_plain_word_names_nobody(tmp_pa
     assert kb.facet_detector.detect("Is a residential deposit protected?").get(PROVIDER) == ["Wrenfield Residential"]
     assert kb.named_facets("basics.md").get(PROVIDER) is None
     assert kb.named_facets("memo.md").get(PROVIDER) == ["Wrenfield Residential"]
+
+
+def test_an_article_far_ahead_in_the_full_search_governs() -> None:
+    """Fusion by rank cannot see that one article's best chunk scores twice any other's ("move my 403(b) to
+    another provider" hit the rollover guide at 1.2, the beneficiary article at 0.58, yet two rankings put
+    the beneficiary article first): an article ARTICLE_LEAD times ahead governs; a close second does not."""
+    from types import SimpleNamespace
+
+    from citewise.engine.resolve import ARTICLE_LEAD, article_far_ahead
+
+    def hits(*scored: tuple[str, float]) -> list[SimpleNamespace]:
+        return [SimpleNamespace(doc_id=d, score=s) for d, s in scored]
+
+    structured = {"rollover", "beneficiary", "loan"}
+    assert article_far_ahead(hits(("rollover", 1.2), ("guide.md", 0.9), ("beneficiary", 0.58), ("rollover", 0.5)),
+                             structured) == "rollover"
+    assert article_far_ahead(hits(("rollover", 1.2), ("beneficiary", 1.2 / ARTICLE_LEAD + 0.01)), structured) is None
+    assert article_far_ahead(hits(("rollover", 1.2)), structured) is None  # nothing to be ahead of
+    assert article_far_ahead(hits(("guide.md", 1.2), ("loan", 0.3)), structured) is None  # one article only
+
+
+def test_through_the_engine_the_far_ahead_article_governs(kb_home: Path) -> None:
+    from citewise import api
+
+    out = api.ask("I'm still employed. Can I move my Summit 403(b) money to another 403(b) provider in the same "
+                  "plan?", home=kb_home, confidence_threshold=0.0)
+    assert out["article_reference"]["article_id"] == "summit-403b-rollover", out["article_reference"]
