@@ -28,9 +28,9 @@ QUESTION_TYPES: list[tuple[str, re.Pattern[str]]] = [(t, re.compile(p, re.IGNORE
     ("percent", r"\bwhat (percent|percentage)\b|\bhow much (of|is withheld|tax|penalt)|\bwhat (interest )?rate\b"),
     # "what is the 2026 elective deferral limit" (a few words between "the" and the quantity, none of them a
     # preposition: "the process for a fee refund" asks for a process); "what does the carrier charge"
-    ("amount", r"\bhow much\b|\bwhat (is|are|'s|was|were) the ((?!(for|on|of|about|between|in|to|with|if|when|"
-               r"time|age)\b)[\w()'-]+ ){0,4}?(fee|fees|cost|costs|charge|charges|price|amount|minimum|maximum|limit|"
-               r"limits|cap)\b(?!-)|\b(minimum|maximum|max|min)\b|\bwhat (fee|fees|does it cost)\b|"
+    ("amount", r"\bhow much\b|\bwhat( (is|are|was|were)|'s|\u2019s) the ((?!(for|on|of|about|between|in|to|with|"
+               r"if|when|time|age)\b)[\w()'-]+ ){0,4}?(fee|fees|cost|costs|charge|charges|price|amount|minimum|maximum|"
+               r"limit|limits|cap)\b(?!-)|\b(minimum|maximum|max|min)\b|\bwhat (fee|fees|does it cost)\b|"
                r"\bwhat (does|will|would) [^?.]{0,60}\b(charge|cost)"
                r"(?=\s*(\?|$|(for|to|per|me|us|them|you|a|an|the|on|if|when|in|monthly|annually|each|now)\b))|"
                r"\bwhat do (you|they|we) (charge|pay)\b|"

@@ -205,6 +205,7 @@ def test_a_question_about_a_process_or_policy_is_not_an_amount_question() -> Non
               "If I opt out of the smart meter, is there a charge?", "Is there a fee to port a number out?",
               "Does it cost anything to switch plans?", "Will they charge me anything for a paper bill?",
               "What am I being charged?", "What will I be charged for a late payment?",
+              "At Copperfield, what's the overdraft fee?", "What\u2019s the fee for a wire?",
               "What do I get charged if I go over my limit?"):
         assert question_type(q) == "amount", q
     # ... but not a person in charge, a cost of living, a cost to one's credit (the review of that change)
