@@ -186,7 +186,19 @@ def exact_match(question: str, sentence: str) -> bool:
     asking = asking_part(question)
     if _DEADLINE_QUESTION.search(asking) and _DEADLINE_SENTENCE.search(sentence):
         return True
+    if (named := _NAMED_CHARGE.search(asking)) and named.group(1).lower() not in STOPWORDS | QUESTION_WORDS:
+        # "what's the overdraft fee": the sentence that puts a price on that very fee ("a $34 overdraft fee",
+        # "Overdraft fee: $34"), not one with another amount near the word (a -$50.00 balance)
+        kind, noun = re.escape(named.group(1)), named.group(2)
+        if re.search(rf"\b{kind}\W+(\w+\W+)?{noun}s?\b\W*((of|is|are|costs?|:|=|\()\W*){{0,2}}{_MONEY}|"
+                     rf"{_MONEY}[\d,.]*\s+(\w+\s+)?{kind}\W+(\w+\W+)?{noun}s?\b", sentence, re.IGNORECASE):
+            return True
     return any(_BOUND_QUESTION[b].search(asking) and _BOUND_SENTENCE[b].search(sentence) for b in ("max", "min"))
+
+
+# "the overdraft fee", "a wire transfer charge": a charge the question names by its kind
+_NAMED_CHARGE = re.compile(r"\b([a-z][a-z-]{2,})\s+(fee|charge|cost|price|rate)s?\b", re.IGNORECASE)
+_MONEY = r"([$£€¥]\s?\d|\b(usd|eur|gbp|cad|aud)\s?\d)"
 
 
 # A quantity with its unit, as questions state a case ("6 hours late", "1,900 km", "35 kilos") and tables
@@ -382,6 +394,21 @@ def asking_part(question: str) -> str:
     parts = re.split(r"(?<=[.!?])\s+", question.strip())
     asking = [s for s in parts if s.rstrip().endswith("?") or any(p.search(s) for _, p in QUESTION_TYPES)]
     return " ".join(asking) if asking else question
+
+
+# Where a question asks a second thing: "..., and what's the most they pay?", "... fee, and is it
+# refundable?" (a conjunction followed by a question word), or a second question mark.
+_NEXT_ASK = re.compile(r"(?:,\s*|;\s*|\s+)(?:and|but|also|plus)\s+(?=(?:how|what|what's|when|where|which|who|why|"
+                       r"by when|is|are|can|could|do|does|did|will|would|should|must|may|has|have)\b)|(?<=\?)\s+",
+                       re.IGNORECASE)
+
+
+def question_parts(question: str) -> list[str]:
+    """The separate asks of a question ("after how long is a bag lost, and what's the most they pay?" asks
+    two): each is answered by its own sentence. One part when the question asks one thing."""
+    parts = [p.strip(" ,;") for p in _NEXT_ASK.split(asking_part(question))]
+    parts = [p for p in parts if p]
+    return parts if len(parts) > 1 else [question]
 
 
 # A calendar day: "May 12, 2026", "12 May 2026", "2026-05-12", "5/12/2026".

@@ -28,7 +28,15 @@ from ..kb.text import (
     term_set,
     terms,
 )
-from .answerability import accepted_types, band_width, exact_match, figures, question_type, sentence_types
+from .answerability import (
+    accepted_types,
+    band_width,
+    exact_match,
+    figures,
+    question_parts,
+    question_type,
+    sentence_types,
+)
 from .records import ContextChunk, Draft, Section
 from .verify import ANSWER_SOURCES, always_warning, citations_in, cite, never_say_for, strip_citations
 
@@ -122,29 +130,37 @@ class ExtractiveGenerator:
         chunk_scores = [float(c.score) for c in chunks] or [0.0]
         low, spread = min(chunk_scores), (max(chunk_scores) - min(chunk_scores)) or 1.0
 
-        accepted = accepted_types(request.question, question_type(request.question))
-        tightest = min((w for _, _, out, _ in units if (w := band_width(request.question, out)) is not None),
-                       default=None)
-        scored: list[tuple[float, int, str, ContextChunk]] = []
-        for (order, _, output, c), ts, sim in zip(units, unit_terms, sims, strict=True):
-            lexical = sum(w for t, w in local.items() if t in ts) / total
-            dense = min(1.0, max(0.0, (sim - 0.15) / 0.6))
-            # A sentence of the kind the question asks for (an amount, a date, a duration...) answers it;
-            # a sentence that merely shares the topic does not.
-            typed = TYPE_BONUS if accepted and sentence_types(output) & accepted else 0.0
-            exact = bool(typed) and exact_match(request.question, output)
-            if lexical <= 0 and dense < 0.4 and not (exact and c.doc_id == request.article_id):
-                continue  # shares no term with the question, means nothing close, and is not its answer's form
-            if exact:
-                typed += EXACT_BONUS
-            if tightest is not None and band_width(request.question, output) == tightest:
-                typed += BAND_BONUS  # "6 hours late": the row of the narrowest band it falls in is the answer
-            case = request.case_figures
-            if case and len(case & figures(output)) >= min(2, len(case)):
-                typed += CASE_BONUS  # a worked example with the caller's own figures is the caller's case
-            prior = 0.15 * (float(c.score) - low) / spread + (0.10 if c.doc_id == request.article_id else 0.0)
-            scored.append((0.45 * lexical + 0.45 * dense + typed + prior, order, output, c))
-        scored.sort(key=lambda x: (-x[0], x[1]))
+        def rank(question: str, asked: set[str] | None = None) -> list[tuple[float, int, str, ContextChunk]]:
+            """Units by how well they answer `question`: the whole question, or one part of it (then the
+            part's own terms, `asked`, weigh twice; the type is the part's)."""
+            part = {t: w * (2.0 if asked and t in asked else 1.0) for t, w in local.items()}
+            part_total = sum(part.values()) or total
+            accepted = accepted_types(question, question_type(question))
+            tightest = min((w for _, _, out, _ in units if (w := band_width(question, out)) is not None),
+                           default=None)
+            out: list[tuple[float, int, str, ContextChunk]] = []
+            for (order, _, output, c), ts, sim in zip(units, unit_terms, sims, strict=True):
+                lexical = sum(w for t, w in part.items() if t in ts) / part_total
+                dense = min(1.0, max(0.0, (sim - 0.15) / 0.6))
+                # A sentence of the kind the question asks for (an amount, a date, a duration...) answers it;
+                # a sentence that merely shares the topic does not.
+                typed = TYPE_BONUS if accepted and sentence_types(output) & accepted else 0.0
+                exact = bool(typed) and exact_match(question, output)
+                if lexical <= 0 and dense < 0.4 and not (exact and c.doc_id == request.article_id):
+                    continue  # shares no term with the question, means nothing close, and is not its answer's form
+                if exact:
+                    typed += EXACT_BONUS
+                if tightest is not None and band_width(question, output) == tightest:
+                    typed += BAND_BONUS  # "6 hours late": the row of the narrowest band it falls in is the answer
+                case = request.case_figures
+                if case and len(case & figures(output)) >= min(2, len(case)):
+                    typed += CASE_BONUS  # a worked example with the caller's own figures is the caller's case
+                prior = 0.15 * (float(c.score) - low) / spread + (0.10 if c.doc_id == request.article_id else 0.0)
+                out.append((0.45 * lexical + 0.45 * dense + typed + prior, order, output, c))
+            out.sort(key=lambda x: (-x[0], x[1]))
+            return out
+
+        scored = rank(request.question)
         # One source per answer: the governing article, else the document of the best sentence. Mixing
         # documents cites articles that do not govern the inquiry.
         source = request.article_id
@@ -163,8 +179,13 @@ class ExtractiveGenerator:
         # Only the answer's articles' Always-rules shape the warnings (a rule binds its own article).
         always = self._always(chunks, request, sources if len(sources) > 1 else
                               [request.article_id] if request.article_id else [], allowed)
+        # A question that asks two things ("what's the overdraft fee, and by when do I top up to get it
+        # reversed?") gets each part's best sentence first, in the order asked; the rest follow.
+        parts = question_parts(request.question) if len(sources) == 1 else []
+        firsts = [next((x for x in rank(p, set(terms(p))) if x[3].doc_id in sources), None)
+                  for p in parts] if len(parts) > 1 else []
         components: list[tuple[str, ContextChunk]] = []
-        for _, _, text, c in scored:
+        for _, _, text, c in [x for x in firsts if x is not None] + scored:
             if any(similar(text, w) for w in always):
                 continue
             if sum(d.doc_id == c.doc_id for _, d in components) >= quota:

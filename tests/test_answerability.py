@@ -873,3 +873,41 @@ def test_through_the_engine_the_far_ahead_article_governs(kb_home: Path) -> None
     out = api.ask("I'm still employed. Can I move my Summit 403(b) money to another 403(b) provider in the same "
                   "plan?", home=kb_home, confidence_threshold=0.0)
     assert out["article_reference"]["article_id"] == "summit-403b-rollover", out["article_reference"]
+
+
+def test_a_question_that_asks_two_things_gets_each_part_s_answer(tmp_path) -> None:
+    """"What's the overdraft fee, and by when do I have to top up to get it reversed?" asks an amount and a
+    deadline: each part's best sentence leads the answer, in the order asked (the whole question, typed by
+    its "by when", had put the fee's sentence third). The fee's own sentence is the one that prices that
+    very fee, not one with another amount near the word."""
+    from citewise import api
+    from citewise.engine.answerability import exact_match, question_parts
+
+    assert question_parts("At Halden, what's the overdraft fee, and by when do I have to top up?") == [
+        "At Halden, what's the overdraft fee", "by when do I have to top up?"]
+    assert question_parts("How much is the membership fee? Is it refundable?") == [
+        "How much is the membership fee?", "Is it refundable?"]
+    assert question_parts("What happens if I leave and come back?") == ["What happens if I leave and come back?"]
+    asked = "What's the overdraft fee?"
+    assert exact_match(asked, "Each item paid into overdraft is charged a $34 overdraft fee.")
+    assert exact_match(asked, "Overdraft fee: $34 per item.")
+    assert not exact_match(asked, "If the balance is back to -$50.00 by midnight, overdraft fees are reversed.")
+    src = tmp_path / "kb"
+    src.mkdir()
+    (src / "od.md").write_text(
+        "---\nid: halden-overdraft\ntitle: Overdraft fees at Halden Bank\nrecord_keeper: Halden Bank\n"
+        "topic: overdraft\n---\n## Business rules\n"
+        "- If the customer brings the balance back to -$50.00 or better by 11:59 p.m. on the next business day, "
+        "the overdraft fees from the prior day are reversed automatically.\n"
+        "- Agents may grant one courtesy refund of up to 2 overdraft fees in a rolling 12-month period.\n"
+        "- Student accounts are never charged an overdraft fee; items are paid or returned at our discretion.\n"
+        "- Each item over $5.00 paid into overdraft is charged a $34 overdraft fee, up to 3 fees a day.\n"
+        "- Overdraft protection transfers from a linked savings account cost $10 each.\n")
+    ingest_home = tmp_path / "home"
+    from citewise.kb.ingest import ingest
+
+    ingest([src], ingest_home, progress=False)
+    out = api.ask("At Halden, what's the overdraft fee, and by when do I have to top up to get it reversed?",
+                  home=ingest_home, confidence_threshold=0.0)
+    components = out["response"]["sections"][0]["answer_components"]
+    assert "$34 overdraft fee" in components[0] and "11:59 p.m." in " ".join(components), components
