@@ -96,9 +96,10 @@ def resolve(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, collected: dict[s
         tied, deciding = [], []
         best = next(c for c in ranked if c.article_id == fitted)
     out.conflicts = conflicting_articles(ranked, metadata)
-    if not tied:
-        out.compared = compared_articles(ranked, metadata, best.article_id,
-                                         inquiry.detected_facets.get(PROVIDER) or [])
+    if not tied and len(inquiry.detected_facets.get(PROVIDER) or []) > 1:
+        # the providers the question itself names (a synonym's expansion can add a provider's word)
+        named = kb.facet_detector.detect(inquiry.question).get(PROVIDER) or []
+        out.compared = compared_articles(ranked, metadata, best.article_id, named)
     if tied or out.conflicts or out.compared:  # not guessed: the data any of the candidate articles needs
         out.by_article = {a: article_fields(kb, a)
                           for a in (tied or [best.article_id, *out.conflicts, *out.compared])}

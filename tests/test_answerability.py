@@ -799,7 +799,9 @@ def test_a_question_naming_two_providers_is_answered_from_each_one_s_article(tmp
                  "- Always: mention that a temporary credit can be reversed.\n## Required data\n"
                  "- Transaction date (date, required, participant): When the charge was made. Why: starts the "
                  "filing window.\n")
-    home = northwind_home(tmp_path, {"contoso-disputes.md": contoso, "northwind-disputes.md": northwind}, fields=True)
+    # a synonym whose expansion holds a provider's name ("chargeback" -> "Contoso chargeback") names no provider
+    home = northwind_home(tmp_path, {"contoso-disputes.md": contoso, "northwind-disputes.md": northwind,
+                                     "synonyms.yaml": "chargeback: [Contoso chargeback]\n"}, fields=True)
     question = "How long do I have to dispute a card charge at Northwind, and how long at Contoso?"
     for out in (api.ask(question, home=home, confidence_threshold=0.0),
                 answer(question, home=home, ctx=None)):
@@ -816,6 +818,9 @@ def test_a_question_naming_two_providers_is_answered_from_each_one_s_article(tmp
     one = api.ask("How long do I have to dispute a card charge at Contoso?", home=home, confidence_threshold=0.0)
     assert {c["doc_id"] for c in one["citations"]} == {"contoso-disputes"}, one["citations"]
     assert one["metadata"]["required_data"]["compared"] == []
+    expanded = api.ask("How long do I have to file a chargeback at Northwind?", home=home, confidence_threshold=0.0)
+    assert "Contoso" in expanded["metadata"]["facets_detected"]["record_keeper"]  # through the expansion
+    assert expanded["metadata"]["required_data"]["compared"] == [], expanded["metadata"]["required_data"]
 
 
 def test_a_word_of_a_provider_s_name_written_as_a_plain_word_names_nobody(tmp_path) -> None:
