@@ -398,17 +398,24 @@ def asking_part(question: str) -> str:
 
 # Where a question asks a second thing: "..., and what's the most they pay?", "... fee, and is it
 # refundable?" (a conjunction followed by a question word), or a second question mark.
+# A verb after "and" asks again only with its subject ("and is it refundable", "and can the child change
+# planes"); "if I close my account and have a loan" goes on with the same clause.
 _NEXT_ASK = re.compile(r"(?:,\s*|;\s*|\s+)(?:and|but|also|plus)\s+(?=(?:how|what|what's|when|where|which|who|why|"
-                       r"by when|is|are|can|could|do|does|did|will|would|should|must|may|has|have)\b)|(?<=\?)\s+",
-                       re.IGNORECASE)
+                       r"by when)\b|(?:is|are|can|could|do|does|did|will|would|should|must|may)\s+(?:i|you|we|"
+                       r"they|he|she|it|there|this|that|these|those|the|my|your|our|their|his|her|its)\b)|"
+                       r"(?<=\?)\s+", re.IGNORECASE)
+_ASKS = re.compile(r"\?|\b(how|what|what's|when|where|which|who|why|is|are|can|could|do|does|did|will|would|should|"
+                   r"must|may)\b", re.IGNORECASE)
 
 
 def question_parts(question: str) -> list[str]:
     """The separate asks of a question ("after how long is a bag lost, and what's the most they pay?" asks
-    two): each is answered by its own sentence. One part when the question asks one thing."""
+    two): each is answered by its own sentence. One part when the question asks one thing; a bare "how?" or
+    "and when", or a part that asks nothing ("Explain the difference between savings"), is no ask of its own."""
     parts = [p.strip(" ,;") for p in _NEXT_ASK.split(asking_part(question))]
     parts = [p for p in parts if p]
-    return parts if len(parts) > 1 else [question]
+    asks = len(parts) > 1 and all(len(p.split()) >= 3 and _ASKS.search(p) for p in parts)
+    return parts if asks else [question]
 
 
 # A calendar day: "May 12, 2026", "12 May 2026", "2026-05-12", "5/12/2026".

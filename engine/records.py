@@ -123,8 +123,9 @@ class Resolution:
     @property
     def governing(self) -> str | None:
         """The article whose rules bind the whole answer: none while another article claims the same
-        facets (the KB contradicts itself there, and a reviewer must say which one holds)."""
-        return None if self.conflicts else self.article_id
+        facets (the KB contradicts itself there, and a reviewer must say which one holds), nor in a
+        comparison (each provider's rules bind its own claims: one's "Never say: 110 days" is another's fact)."""
+        return None if self.conflicts or self.compared else self.article_id
 
 
 @dataclass

@@ -21,7 +21,15 @@ from ..kb.text import display_text, split_items, term_set
 from ..llm.chat import ModelClock
 from ..retrieval.snapshot import KnowledgeBase
 from .access import visible_facets
-from .answerability import ACCEPTS, accepted_types, focus_terms, question_type, sentence_types, with_compounds
+from .answerability import (
+    ACCEPTS,
+    accepted_types,
+    asking_part,
+    focus_terms,
+    question_type,
+    sentence_types,
+    with_compounds,
+)
 from .facets import combine_filters, facet_clause, filter_keys, is_universal, universal_values
 from .privacy import SENSITIVE_PLACEHOLDER, masked
 from .records import ArticleCandidate, FieldSpec, Inquiry, Resolution
@@ -86,7 +94,8 @@ def resolve(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, collected: dict[s
             and (lead := plain_document_answers(kb, inquiry, full.hits, structured, ranked[0].article_id))):
         out.covered, out.lead_document = False, lead
         return out
-    if not tied and by_score and (far := article_far_ahead(full.hits, structured)) not in (None, ranked[0].article_id):
+    far = article_far_ahead(full.hits, structured) if not tied and by_score else None
+    if far is not None and far != ranked[0].article_id:
         leader = next((c for c in ranked if c.article_id == far), None)
         if leader is not None:  # first by the stronger evidence, at the top fused score
             ranked = [replace(leader, score=ranked[0].score), *(c for c in ranked if c.article_id != far)]
@@ -97,8 +106,9 @@ def resolve(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, collected: dict[s
         best = next(c for c in ranked if c.article_id == fitted)
     out.conflicts = conflicting_articles(ranked, metadata)
     if not tied and len(inquiry.detected_facets.get(PROVIDER) or []) > 1:
-        # the providers the question itself names (a synonym's expansion can add a provider's word)
-        named = kb.facet_detector.detect(inquiry.question).get(PROVIDER) or []
+        # the providers the question itself names where it asks (a synonym's expansion can add a provider's
+        # word; "I moved from Contoso to Northwind. What is the fee?" asks about Northwind alone)
+        named = kb.facet_detector.detect(asking_part(inquiry.question)).get(PROVIDER) or []
         out.compared = compared_articles(ranked, metadata, best.article_id, named)
     if tied or out.conflicts or out.compared:  # not guessed: the data any of the candidate articles needs
         out.by_article = {a: article_fields(kb, a)
@@ -120,7 +130,8 @@ def resolve(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, collected: dict[s
     out.article_id, out.title = best.article_id, best.title
     out.tied, out.choices, out.fields = tied, choices, fields
     out.missing, out.invalid = missing, {**bad_facets, **invalid}
-    out.confidence = article_confidence(ranked, full.relevance.score, tied=bool(tied))
+    out.confidence = article_confidence(ranked, full.relevance.score, tied=bool(tied),
+                                        far_ahead=far is not None and best.article_id == far)
     return out
 
 
@@ -375,16 +386,20 @@ def conflicting_articles(ranked: list[ArticleCandidate], metadata: dict[str, dic
     return same
 
 
-def article_confidence(ranked: list[ArticleCandidate], relevance: float, tied: bool = False) -> float:
+def article_confidence(ranked: list[ArticleCandidate], relevance: float, tied: bool = False,
+                       far_ahead: bool = False) -> float:
     """On the same scale as answer confidence: retrieval relevance, discounted by ambiguity.
 
-    ambiguity = 1 for an unresolved tie; otherwise it grows as the runner-up's score approaches the
+    ambiguity = 1 for an unresolved tie, 0 for an article far ahead in the full search (article_far_ahead:
+    the fused scores say nothing then); otherwise it grows as the runner-up's score approaches the
     best's (score ratio 0.7 -> 0, 1.0 -> 1). confidence = relevance * (1 - 0.5 * ambiguity).
     """
     if not ranked:
         return 0.0
     if tied:
         ambiguity = 1.0
+    elif far_ahead:
+        ambiguity = 0.0
     else:
         ratio = ranked[1].score / ranked[0].score if len(ranked) > 1 and ranked[0].score else 0.0
         ambiguity = max(0.0, min(1.0, (ratio - 0.7) / 0.3))

@@ -257,8 +257,15 @@ class KnowledgeBase:
         characters; None when it names none, several, or one in passing ("Unlike Contoso, we ...")."""
         text = " ".join(p.text for p in self.chunks_of(doc_id))[:TEXT_SCAN]
         mentions: dict[str, int] = {}
-        for sentence in re.split(r"(?<=[.!?:])\s+|\n+", text):
-            names = " ".join(w for w in sentence.split() if w[:1].isupper())
+        sentences = [s.split() for s in re.split(r"(?<=[.!?:])\s+|\n+", text)]
+        # a sentence's first word is capitalised anyway ("Residential landlords must"): it is a name only
+        # where the text also capitalises it inside a sentence, or a capitalised word follows it
+        inside = {w.strip(".,;:!?()\"'") for tokens in sentences for w in tokens[1:] if w[:1].isupper()}
+        for tokens in sentences:
+            if tokens and not (len(tokens) > 1 and tokens[1][:1].isupper()) and tokens[0].strip(".,;:!?()\"'") \
+                    not in inside:
+                tokens = tokens[1:]
+            names = " ".join(w for w in tokens if w[:1].isupper())
             for value in self.facet_detector.detect(names).get(PROVIDER, []) if names else []:
                 mentions[value] = mentions.get(value, 0) + 1
         if len(mentions) == 1 and next(iter(mentions.values())) >= 2:

@@ -534,6 +534,11 @@ def test_a_worked_example_s_set_up_is_answered_with_its_outcome(tmp_path) -> Non
     prose = ("A passenger's surname is misspelt on the ticket. The agent corrects the spelling on the booking. "
              "A passenger asks to give the ticket to a friend. The agent refuses: tickets are never transferred.")
     assert len(units(prose)) == 4, units(prose)
+    # ... which may be wrapped over lines or marked up (the fifth review: a hard-wrapped paragraph lost it)
+    wrapped = ('A ticket was booked for **Jonh Smyth** and the passport says\n"John Smith". Three letters differ: '
+               "the correction is free.")
+    assert units(wrapped) == ['A ticket was booked for Jonh Smyth and the passport says "John Smith". Three letters '
+                              "differ: the correction is free."], units(wrapped)
 
 
 def test_a_rule_about_the_collected_situation_is_part_of_the_answer(tmp_path) -> None:
@@ -796,7 +801,8 @@ def test_a_question_naming_two_providers_is_answered_from_each_one_s_article(tmp
     northwind = ("---\nid: northwind-disputes\ntitle: Card disputes at Northwind\nrecord_keeper: Northwind\n"
                  "topic: dispute\n---\n## Business rules\n- A card dispute must be filed within 120 days of the "
                  "transaction.\n- Northwind gives a temporary credit within 10 business days.\n## Guardrails\n"
-                 "- Always: mention that a temporary credit can be reversed.\n## Required data\n"
+                 "- Always: mention that a temporary credit can be reversed.\n- Never say: \"110 days\"\n"
+                 "## Required data\n"
                  "- Transaction date (date, required, participant): When the charge was made. Why: starts the "
                  "filing window.\n")
     # a synonym whose expansion holds a provider's name ("chargeback" -> "Contoso chargeback") names no provider
@@ -818,6 +824,11 @@ def test_a_question_naming_two_providers_is_answered_from_each_one_s_article(tmp
     one = api.ask("How long do I have to dispute a card charge at Contoso?", home=home, confidence_threshold=0.0)
     assert {c["doc_id"] for c in one["citations"]} == {"contoso-disputes"}, one["citations"]
     assert one["metadata"]["required_data"]["compared"] == []
+    # one provider's Never-say binds its own claims only: Northwind's "110 days" is Contoso's fact (review);
+    # a provider named only where the question sets the scene is not compared
+    moved = api.ask("I moved from Contoso to Northwind. How long do I have to dispute a card charge at Northwind?",
+                    home=home, confidence_threshold=0.0)
+    assert moved["metadata"]["required_data"]["compared"] == [], moved["metadata"]["required_data"]
     expanded = api.ask("How long do I have to file a chargeback at Northwind?", home=home, confidence_threshold=0.0)
     assert "Contoso" in expanded["metadata"]["facets_detected"]["record_keeper"]  # through the expansion
     assert expanded["metadata"]["required_data"]["compared"] == [], expanded["metadata"]["required_data"]
@@ -842,6 +853,9 @@ def test_a_word_of_a_provider_s_name_written_as_a_plain_word_names_nobody(tmp_pa
             f"- {name} keeps a copy.\n- {name} pays interest.\n- {name} signs the form.\n")
     (src / "basics.md").write_text("# Deposit protection basics\n\nIn every residential tenancy the deposit is "
                                    "protected. A residential landlord must say where.\n")
+    # nor at the head of a sentence, where every word is capitalised (the fifth review)
+    (src / "heads.md").write_text("# Deposit basics\n\nResidential tenancies need a protected deposit. Residential "
+                                  "landlords must say where it is held.\n")
     # (the articles write "Residential" as a name more than this document writes it as a word: alone, the
     # word names Wrenfield Residential in a question)
     (src / "memo.md").write_text("# Memo on deposits\n\nWrenfield Residential now returns deposits in 20 days. "
@@ -850,6 +864,7 @@ def test_a_word_of_a_provider_s_name_written_as_a_plain_word_names_nobody(tmp_pa
     kb = open_snapshot(Context(home=tmp_path / "home"))
     assert kb.facet_detector.detect("Is a residential deposit protected?").get(PROVIDER) == ["Wrenfield Residential"]
     assert kb.named_facets("basics.md").get(PROVIDER) is None
+    assert kb.named_facets("heads.md").get(PROVIDER) is None
     assert kb.named_facets("memo.md").get(PROVIDER) == ["Wrenfield Residential"]
 
 
@@ -878,6 +893,12 @@ def test_through_the_engine_the_far_ahead_article_governs(kb_home: Path) -> None
     out = api.ask("I'm still employed. Can I move my Summit 403(b) money to another 403(b) provider in the same "
                   "plan?", home=kb_home, confidence_threshold=0.0)
     assert out["article_reference"]["article_id"] == "summit-403b-rollover", out["article_reference"]
+    # far ahead is no ambiguity: the article's confidence is the relevance, undiscounted (review: fused
+    # scores read as a tie had halved it)
+    fields = api.ask("I'm still employed. Can I move my Summit 403(b) money to another 403(b) provider in the same "
+                     "plan?", home=kb_home, mode="required_data")
+    relevance = fields["metadata"]["required_data"]["relevance"]["score"]
+    assert fields["article_reference"]["confidence"] == round(relevance, 4), (fields["article_reference"], relevance)
 
 
 def test_a_question_that_asks_two_things_gets_each_part_s_answer(tmp_path) -> None:
@@ -892,7 +913,11 @@ def test_a_question_that_asks_two_things_gets_each_part_s_answer(tmp_path) -> No
         "At Halden, what's the overdraft fee", "by when do I have to top up?"]
     assert question_parts("How much is the membership fee? Is it refundable?") == [
         "How much is the membership fee?", "Is it refundable?"]
-    assert question_parts("What happens if I leave and come back?") == ["What happens if I leave and come back?"]
+    for one in ("What happens if I leave and come back?", "What happens if I close my account and have a loan?",
+                "Explain the difference between savings and what checking offers.", "Can I pay and how?"):
+        assert question_parts(one) == [one], one  # one clause goes on; a bare "how" or a non-ask is no part
+    assert question_parts("What is the fee and is it waived for students?") == [
+        "What is the fee", "is it waived for students?"]
     asked = "What's the overdraft fee?"
     assert exact_match(asked, "Each item paid into overdraft is charged a $34 overdraft fee.")
     assert exact_match(asked, "Overdraft fee: $34 per item.")
