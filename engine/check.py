@@ -9,10 +9,11 @@ from __future__ import annotations
 from typing import Any
 
 from ..config import Context
+from ..kb.articles import PROVIDER
 from ..kb.text import display_text, term_set
 from ..llm.chat import ModelClock
 from ..retrieval.snapshot import KnowledgeBase
-from .answerability import assess, question_years, unnamed_facets
+from .answerability import asking_part, assess, question_years, unnamed_facets
 from .grade import grade
 from .privacy import masked
 from .records import (
@@ -29,7 +30,7 @@ from .records import (
 )
 from .score import confidence, coverage
 from .search import synonym_alternatives
-from .verify import claims_of, drop_claims, never_rules, strip_citations, verify
+from .verify import citations_in, claims_of, drop_claims, never_rules, strip_citations, verify
 
 SNIPPET_CHARS = 240
 MAX_FOCUS_CLAIMS = 12
@@ -96,6 +97,7 @@ def answered_or_missing(kb: KnowledgeBase, inquiry: Inquiry, resolution: Resolut
     missing = assess(inquiry.question, claims, pack.text, facet_terms).missing
     if resolution is not None and resolution.relaxed and resolution.article_id in kb.docs:
         missing += unnamed_facets(inquiry.detected_facets, kb.docs[resolution.article_id].metadata)
+    missing += providers_unanswered(kb, inquiry, pack, sections)
     # A year the question names that the answer's document never mentions: the KB has nothing for it.
     source = (resolution.article_id if resolution and resolution.article_id
               else pack.chunks[0].doc_id if pack.chunks else None)
@@ -103,6 +105,23 @@ def answered_or_missing(kb: KnowledgeBase, inquiry: Inquiry, resolution: Resolut
         text = " ".join(c.text for c in kb.chunks_of(source))
         missing += [f"anything about {y}" for y in sorted(question_years(inquiry.question)) if y not in text]
     return missing
+
+
+def providers_unanswered(kb: KnowledgeBase, inquiry: Inquiry, pack: ContextPack, sections: list[Section]) -> list[str]:
+    """A question asking about two providers or more ("...at Northwind, and at Fabrikam?") is not answered
+    for a provider none of whose documents the answer cites (it has no article on the topic, or the budget
+    left no room for it): said, not dropped without a word."""
+    named = kb.facet_detector.detect(asking_part(inquiry.question)).get(PROVIDER) or []
+    if len(named) < 2:
+        return []
+    docs = {c.label: c.doc_id for c in pack.chunks}
+    cited = {docs[label] for s in sections for _, item in s.items() for label in citations_in(item) if label in docs}
+    covered: set[str] = set()
+    for doc in cited:
+        info = kb.docs.get(doc)
+        own = info.metadata.get(PROVIDER) if info and info.structured else None
+        covered |= {own} if own else set(kb.named_facets(doc).get(PROVIDER) or [])
+    return [f"anything for {value}" for value in named if value not in covered]
 
 
 def display_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
