@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from ..kb.text import (
     MAX_QUOTE_CHARS,
     NEUTRALIZED,
+    blocks,
     clean_markdown,
     code_parts,
     contains_phrase,
@@ -95,11 +96,9 @@ def _units(chunk: ContextChunk) -> list[tuple[str, str]]:
 def _one_paragraph(text: str, first: str, second: str) -> bool:
     """Whether two sentences stand in one paragraph of prose (not two list items, not two paragraphs; a
     paragraph may be wrapped over lines and marked up, as the units are read without either)."""
-    for block in re.split(r"\n\s*\n", text):
-        if re.match(r"\s*([-*+]|\d+[.)])\s", block):
-            continue
+    for block, from_list in blocks(text):
         flat = " ".join(clean_markdown(block).split())
-        if first in flat and second in flat:
+        if not from_list and first in flat and second in flat:
             return True
     return False
 
