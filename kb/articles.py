@@ -21,7 +21,7 @@ from .text import addressed_sentences, clean_markdown, instruction_snippets, vis
 # Bump when parsing or chunking changes what a file becomes: stores re-parse every file once.
 # 7: positions and source_type; quarantine; code blocks whole; namespace and confidentiality.
 # 8: converted documents quarantined; a transcript window per chunk; more section-heading wordings.
-PARSER_VERSION = "20"
+PARSER_VERSION = "21"
 
 # heading (normalised) -> (chunk_type, tier)
 SECTION_KINDS: dict[str, tuple[str, str]] = {
