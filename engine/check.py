@@ -14,6 +14,7 @@ from ..kb.text import display_text, term_set
 from ..llm.chat import ModelClock
 from ..retrieval.snapshot import KnowledgeBase
 from .answerability import asking_part, assess, question_years, unnamed_facets
+from .facets import asked_providers
 from .grade import grade
 from .privacy import masked
 from .records import (
@@ -111,7 +112,7 @@ def providers_unanswered(kb: KnowledgeBase, inquiry: Inquiry, pack: ContextPack,
     """A question asking about two providers or more ("...at Northwind, and at Fabrikam?") is not answered
     for a provider none of whose documents the answer cites (it has no article on the topic, or the budget
     left no room for it): said, not dropped without a word."""
-    named = kb.facet_detector.detect(asking_part(inquiry.question)).get(PROVIDER) or []
+    named = asked_providers(kb.facet_detector, asking_part(inquiry.question))
     if len(named) < 2:
         return []
     docs = {c.label: c.doc_id for c in pack.chunks}
@@ -120,6 +121,8 @@ def providers_unanswered(kb: KnowledgeBase, inquiry: Inquiry, pack: ContextPack,
     for doc in cited:
         info = kb.docs.get(doc)
         own = info.metadata.get(PROVIDER) if info and info.structured else None
+        if own is None and info is not None and not info.structured and not kb.named_facets(doc).get(PROVIDER):
+            return []  # a plain document of nobody's in particular ("every bank in the network...") covers all
         covered |= {own} if own else set(kb.named_facets(doc).get(PROVIDER) or [])
     return [f"anything for {value}" for value in named if value not in covered]
 

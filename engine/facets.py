@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ..kb.articles import FACETS
+from ..kb.articles import FACETS, PROVIDER
 from ..kb.text import squash, stem, words
 
 # English prepositions and particles: a closed class of words that say where or how, never whose. In a
@@ -145,6 +145,13 @@ def name_case_fn(kb: Any, sample: int = 50) -> Callable[[str], float]:
         return capitalised / written if written else 0.0
 
     return share
+
+
+def asked_providers(detector: FacetDetector, asking: str) -> list[str]:
+    """The providers a question asks about by name: detected in its capitalised words only ("Tidewell
+    Wireless", not the "mobile" of "my mobile phone" that the KB's Larkspan Mobile makes a telling word).
+    A question comparing providers names each; a lower-case word is no second provider."""
+    return detector.detect(" ".join(w for w in asking.split() if w[:1].isupper())).get(PROVIDER) or []
 
 
 def facet_filter(detected: dict[str, list[str]], caller: dict[str, Any],

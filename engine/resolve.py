@@ -30,7 +30,7 @@ from .answerability import (
     sentence_types,
     with_compounds,
 )
-from .facets import combine_filters, facet_clause, filter_keys, is_universal, universal_values
+from .facets import asked_providers, combine_filters, facet_clause, filter_keys, is_universal, universal_values
 from .privacy import SENSITIVE_PLACEHOLDER, masked
 from .records import ArticleCandidate, FieldSpec, Inquiry, Resolution
 from .search import search
@@ -108,7 +108,7 @@ def resolve(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, collected: dict[s
     if not tied and len(inquiry.detected_facets.get(PROVIDER) or []) > 1:
         # the providers the question itself names where it asks (a synonym's expansion can add a provider's
         # word; "I moved from Contoso to Northwind. What is the fee?" asks about Northwind alone)
-        named = kb.facet_detector.detect(asking_part(inquiry.question)).get(PROVIDER) or []
+        named = asked_providers(kb.facet_detector, asking_part(inquiry.question))
         out.compared = compared_articles(ranked, metadata, best.article_id, named)
     if tied or out.conflicts or out.compared:  # not guessed: the data any of the candidate articles needs
         out.by_article = {a: article_fields(kb, a)

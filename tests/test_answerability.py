@@ -806,7 +806,10 @@ def test_a_question_naming_two_providers_is_answered_from_each_one_s_article(tmp
                  "- Transaction date (date, required, participant): When the charge was made. Why: starts the "
                  "filing window.\n")
     # a synonym whose expansion holds a provider's name ("chargeback" -> "Contoso chargeback") names no provider
+    network = ("# Lost cards in the network\n\nEvery bank in the network asks customers to report a lost card "
+               "within 2 days. A lost card is blocked at once and replaced in 5 business days.\n")
     home = northwind_home(tmp_path, {"contoso-disputes.md": contoso, "northwind-disputes.md": northwind,
+                                     "lost-cards.md": network,
                                      "synonyms.yaml": "chargeback: [Contoso chargeback]\n"}, fields=True)
     question = "How long do I have to dispute a card charge at Northwind, and how long at Contoso?"
     for out in (api.ask(question, home=home, confidence_threshold=0.0),
@@ -833,6 +836,11 @@ def test_a_question_naming_two_providers_is_answered_from_each_one_s_article(tmp
     loan = api.ask("What is the loan setup fee at Northwind, and what is it at Contoso?", home=home,
                    confidence_threshold=0.0)
     assert loan["decision"] == "uncertain" and "anything for Contoso" in loan["response"]["text"], loan["response"]
+    # ... but a plain document of nobody's in particular answers for every provider it is asked about
+    lost = api.ask("How many days do I have to report a lost card at Northwind and at Contoso?", home=home,
+                   confidence_threshold=0.0)
+    assert {c["doc_id"] for c in lost["citations"]} == {"lost-cards.md"}, lost["citations"]
+    assert "anything for" not in lost["response"]["text"], lost["response"]["text"]
     expanded = api.ask("How long do I have to file a chargeback at Northwind?", home=home, confidence_threshold=0.0)
     assert "Contoso" in expanded["metadata"]["facets_detected"]["record_keeper"]  # through the expansion
     assert expanded["metadata"]["required_data"]["compared"] == [], expanded["metadata"]["required_data"]
@@ -945,3 +953,29 @@ def test_a_question_that_asks_two_things_gets_each_part_s_answer(tmp_path) -> No
                   home=ingest_home, confidence_threshold=0.0)
     components = out["response"]["sections"][0]["answer_components"]
     assert "$34 overdraft fee" in components[0] and "11:59 p.m." in " ".join(components), components
+
+
+def test_a_lower_case_word_of_a_provider_s_name_is_no_second_provider(tmp_path) -> None:
+    """"Does Tidewell Wireless charge a fee to unlock my mobile phone?" asks about Tidewell alone, though
+    "mobile" tells Larkspan Mobile's articles from the others (the sixth review: the question was answered
+    as a comparison, and with the check for unanswered providers it went to `uncertain`)."""
+    from citewise import api
+    from citewise.kb.ingest import ingest
+
+    src = tmp_path / "kb"
+    src.mkdir()
+    for name, fee in (("Larkspan Mobile", "$0"), ("Tidewell Wireless", "$25")):
+        key = name.split()[0].lower()
+        (src / f"{key}.md").write_text(
+            f"---\nid: {key}-unlock\ntitle: Unlocking a phone at {name}\nrecord_keeper: {name}\ntopic: unlock\n---\n"
+            f"## Business rules\n- {name} unlocks a paid-off phone for a fee of {fee}.\n"
+            f"- {name} unlocks a phone within 2 business days of the request.\n"
+            f"- {name} customers request an unlock in the app.\n")
+    (src / "larkspan-plans.md").write_text(
+        "---\nid: larkspan-plans\ntitle: Larkspan Mobile plans\nrecord_keeper: Larkspan Mobile\ntopic: plans\n---\n"
+        "## Business rules\n- Larkspan Mobile plans include 5 GB of Mobile hotspot data.\n")
+    ingest([src], tmp_path / "home", progress=False)
+    out = api.ask("Does Tidewell Wireless charge a fee to unlock my mobile phone?", home=tmp_path / "home",
+                  confidence_threshold=0.0)
+    assert out["metadata"]["required_data"]["compared"] == [], out["metadata"]["required_data"]
+    assert out["decision"] != "uncertain" and {c["doc_id"] for c in out["citations"]} == {"tidewell-unlock"}, out
