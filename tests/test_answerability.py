@@ -102,6 +102,18 @@ def test_the_unit_a_time_question_asks_in_is_not_its_subject() -> None:
     assert "year" not in focus_terms("What year is my first RMD due?", set(), "date")
 
 
+def provider_articles(tmp_path: Path, topic: str, title: str, rules: dict[str, list[str]]) -> Path:
+    """A KB folder with one article per provider on `topic` ("<title> <provider>", its business rules)."""
+    src = tmp_path / "kb"
+    src.mkdir()
+    for name, lines in rules.items():
+        key = name.split()[0].lower()
+        (src / f"{key}.md").write_text(
+            f"---\nid: {key}-{topic}\ntitle: {title} {name}\nrecord_keeper: {name}\ntopic: {topic}\n---\n"
+            "## Business rules\n" + "".join(f"- {line}\n" for line in lines))
+    return src
+
+
 def northwind_home(tmp_path: Path, extra: dict[str, str] | None = None, fields: bool = False) -> Path:
     """A one-article KB (a loan article with a fee and a term; with `fields`, a record keeper and a required
     field too), plus `extra` files."""
@@ -854,15 +866,10 @@ def test_a_word_of_a_provider_s_name_written_as_a_plain_word_names_nobody(tmp_pa
     from citewise.kb.articles import PROVIDER
     from citewise.kb.ingest import ingest
 
-    src = tmp_path / "kb"
-    src.mkdir()
-    for name in ("Wrenfield Residential", "Corvane Lettings"):
-        key = name.split()[0].lower()
-        (src / f"{key}.md").write_text(
-            f"---\nid: {key}-deposits\ntitle: Deposits at {name}\nrecord_keeper: {name}\ntopic: deposit\n---\n"
-            f"## Business rules\n- {name} holds the deposit in a protected account.\n"
-            f"- {name} returns it within 30 days.\n- {name} answers disputes in writing.\n"
-            f"- {name} keeps a copy.\n- {name} pays interest.\n- {name} signs the form.\n")
+    src = provider_articles(tmp_path, "deposit", "Deposits at", {name: [
+        f"{name} holds the deposit in a protected account.", f"{name} returns it within 30 days.",
+        f"{name} answers disputes in writing.", f"{name} keeps a copy.", f"{name} pays interest.",
+        f"{name} signs the form."] for name in ("Wrenfield Residential", "Corvane Lettings")})
     (src / "basics.md").write_text("# Deposit protection basics\n\nIn every residential tenancy the deposit is "
                                    "protected. A residential landlord must say where.\n")
     # nor at the head of a sentence, where every word is capitalised (the fifth review)
@@ -962,15 +969,10 @@ def test_a_lower_case_word_of_a_provider_s_name_is_no_second_provider(tmp_path) 
     from citewise import api
     from citewise.kb.ingest import ingest
 
-    src = tmp_path / "kb"
-    src.mkdir()
-    for name, fee in (("Larkspan Mobile", "$0"), ("Tidewell Wireless", "$25")):
-        key = name.split()[0].lower()
-        (src / f"{key}.md").write_text(
-            f"---\nid: {key}-unlock\ntitle: Unlocking a phone at {name}\nrecord_keeper: {name}\ntopic: unlock\n---\n"
-            f"## Business rules\n- {name} unlocks a paid-off phone for a fee of {fee}.\n"
-            f"- {name} unlocks a phone within 2 business days of the request.\n"
-            f"- {name} customers request an unlock in the app.\n")
+    src = provider_articles(tmp_path, "unlock", "Unlocking a phone at", {name: [
+        f"{name} unlocks a paid-off phone for a fee of {fee}.", f"{name} unlocks a phone within 2 business days of "
+        "the request.", f"{name} customers request an unlock in the app."]
+        for name, fee in (("Larkspan Mobile", "$0"), ("Tidewell Wireless", "$25"))})
     (src / "larkspan-plans.md").write_text(
         "---\nid: larkspan-plans\ntitle: Larkspan Mobile plans\nrecord_keeper: Larkspan Mobile\ntopic: plans\n---\n"
         "## Business rules\n- Larkspan Mobile plans include 5 GB of Mobile hotspot data.\n")
