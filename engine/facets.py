@@ -6,6 +6,7 @@ so any KB with facet front matter (`record_keeper`, `plan_type`, `topic`) gets d
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -147,11 +148,21 @@ def name_case_fn(kb: Any, sample: int = 50) -> Callable[[str], float]:
     return share
 
 
+_ASKING_WORD = re.compile(r"\b(how|what|what's|when|where|which|who|why|can|could|do|does|did|is|are|will|would|"
+                          r"should|may)\b", re.IGNORECASE)
+
+
 def asked_providers(detector: FacetDetector, asking: str) -> list[str]:
     """The providers a question asks about by name: detected in its capitalised words only ("Tidewell
-    Wireless", not the "mobile" of "my mobile phone" that the KB's Larkspan Mobile makes a telling word).
-    A question comparing providers names each; a lower-case word is no second provider."""
-    return detector.detect(" ".join(w for w in asking.split() if w[:1].isupper())).get(PROVIDER) or []
+    Wireless", not the "mobile" of "my mobile phone" that the KB's Larkspan Mobile makes a telling word),
+    and from its first question word on when that part names any ("I'm switching from Contoso to Northwind,
+    what is the fee at Northwind?" asks about Northwind; "Comparing Aurelis and Cindervale: what is the
+    youngest age each accepts?" names both before it). A lower-case word is no second provider."""
+    def named(text: str) -> list[str]:
+        return detector.detect(" ".join(w for w in text.split() if w[:1].isupper())).get(PROVIDER) or []
+
+    start = _ASKING_WORD.search(asking)
+    return (start is not None and start.start() > 0 and named(asking[start.start():])) or named(asking)
 
 
 def facet_filter(detected: dict[str, list[str]], caller: dict[str, Any],

@@ -844,6 +844,10 @@ def test_a_question_naming_two_providers_is_answered_from_each_one_s_article(tmp
     moved = api.ask("I moved from Contoso to Northwind. How long do I have to dispute a card charge at Northwind?",
                     home=home, confidence_threshold=0.0)
     assert moved["metadata"]["required_data"]["compared"] == [], moved["metadata"]["required_data"]
+    switching = api.ask("I'm switching from Contoso to Northwind, how long do I have to dispute a card charge at "
+                        "Northwind?", home=home, confidence_threshold=0.0)  # the scene in the same sentence
+    assert switching["metadata"]["required_data"]["compared"] == [], switching["metadata"]["required_data"]
+    assert "anything for" not in switching["response"]["text"], switching["response"]["text"]
     # a named provider without an article on the topic is said to be missing, not dropped without a word (review)
     loan = api.ask("What is the loan setup fee at Northwind, and what is it at Contoso?", home=home,
                    confidence_threshold=0.0)
