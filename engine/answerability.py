@@ -17,7 +17,7 @@ from itertools import pairwise
 
 from ..kb.text import STOPWORDS, stem, terms, words
 from .entailment import numbers
-from .facets import is_universal
+from .facets import QUESTION_WORD, is_universal
 
 # Question types by wording; the first match wins (most specific first).
 QUESTION_TYPES: list[tuple[str, re.Pattern[str]]] = [(t, re.compile(p, re.IGNORECASE)) for t, p in (
@@ -404,8 +404,7 @@ _NEXT_ASK = re.compile(r"(?:,\s*|;\s*|\s+)(?:and|but|also|plus)\s+(?=(?:how|what
                        r"by when)\b|(?:is|are|can|could|do|does|did|will|would|should|must|may)\s+(?:i|you|we|"
                        r"they|he|she|it|there|this|that|these|those|the|my|your|our|their|his|her|its)\b)|"
                        r"(?<=\?)\s+", re.IGNORECASE)
-_ASKS = re.compile(r"\?|\b(how|what|what's|when|where|which|who|why|is|are|can|could|do|does|did|will|would|should|"
-                   r"must|may)\b", re.IGNORECASE)
+_ASKS = re.compile(r"\?|\bmust\b|" + QUESTION_WORD, re.IGNORECASE)
 
 
 def question_parts(question: str) -> list[str]:

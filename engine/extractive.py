@@ -136,6 +136,12 @@ class ExtractiveGenerator:
         chunk_scores = [float(c.score) for c in chunks] or [0.0]
         low, spread = min(chunk_scores), (max(chunk_scores) - min(chunk_scores)) or 1.0
 
+        # what a unit is and states, read once (a question of two parts ranks the units three times)
+        unit_types = [sentence_types(output) for _, _, output, _ in units]
+        case = request.case_figures
+        case_hits = [len(case & figures(output)) >= min(2, len(case)) if case else False
+                     for _, _, output, _ in units]
+
         def rank(question: str, asked: set[str] | None = None) -> list[tuple[float, int, str, ContextChunk]]:
             """Units by how well they answer `question`: the whole question, or one part of it (then the
             part's own terms, `asked`, weigh twice; the type is the part's)."""
@@ -145,12 +151,13 @@ class ExtractiveGenerator:
             tightest = min((w for _, _, out, _ in units if (w := band_width(question, out)) is not None),
                            default=None)
             out: list[tuple[float, int, str, ContextChunk]] = []
-            for (order, _, output, c), ts, sim in zip(units, unit_terms, sims, strict=True):
+            for (order, _, output, c), ts, sim, kinds, is_case in zip(units, unit_terms, sims, unit_types, case_hits,
+                                                                      strict=True):
                 lexical = sum(w for t, w in part.items() if t in ts) / part_total
                 dense = min(1.0, max(0.0, (sim - 0.15) / 0.6))
                 # A sentence of the kind the question asks for (an amount, a date, a duration...) answers it;
                 # a sentence that merely shares the topic does not.
-                typed = TYPE_BONUS if accepted and sentence_types(output) & accepted else 0.0
+                typed = TYPE_BONUS if accepted and kinds & accepted else 0.0
                 exact = bool(typed) and exact_match(question, output)
                 if lexical <= 0 and dense < 0.4 and not (exact and c.doc_id == request.article_id):
                     continue  # shares no term with the question, means nothing close, and is not its answer's form
@@ -158,8 +165,7 @@ class ExtractiveGenerator:
                     typed += EXACT_BONUS
                 if tightest is not None and band_width(question, output) == tightest:
                     typed += BAND_BONUS  # "6 hours late": the row of the narrowest band it falls in is the answer
-                case = request.case_figures
-                if case and len(case & figures(output)) >= min(2, len(case)):
+                if is_case:
                     typed += CASE_BONUS  # a worked example with the caller's own figures is the caller's case
                 prior = 0.15 * (float(c.score) - low) / spread + (0.10 if c.doc_id == request.article_id else 0.0)
                 out.append((0.45 * lexical + 0.45 * dense + typed + prior, order, output, c))

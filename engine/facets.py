@@ -148,8 +148,9 @@ def name_case_fn(kb: Any, sample: int = 50) -> Callable[[str], float]:
     return share
 
 
-_ASKING_WORD = re.compile(r"\b(how|what|what's|when|where|which|who|why|can|could|do|does|did|is|are|will|would|"
-                          r"should|may)\b", re.IGNORECASE)
+# A word a question asks with (answerability.question_parts reads the same list, and "must")
+QUESTION_WORD = r"\b(how|what|what's|when|where|which|who|why|can|could|do|does|did|is|are|will|would|should|may)\b"
+_ASKING_WORD = re.compile(QUESTION_WORD, re.IGNORECASE)
 
 
 def asked_providers(detector: FacetDetector, asking: str) -> list[str]:
