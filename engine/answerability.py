@@ -42,7 +42,7 @@ QUESTION_TYPES: list[tuple[str, re.Pattern[str]]] = [(t, re.compile(p, re.IGNORE
                r"\b(is|are) there (a|an|any) ((?!(in|of|to|for)\s)[\w-]+ ){0,2}(fee|fees|charge|charges|cost|costs)\b"
                r"(?![\w-]|\s+(of(?! any kind)|to my|against|pending)\b)|"
                r"\b(does|will|would) (it|that|this) cost\b|"
-               r"\b(do|does|will|would) (they|you|it|\w+) charge (me |us )?(anything|extra|a fee)\b"),
+               r"\b(do|does|will|would) (they|you|it|(the )?\w+) charge (me |us )?(anything|extra|a fee)\b"),
     ("count", r"\bhow many\b"),
     ("procedure", r"\bhow (do|can|should|would) (i|we|you|they|the \w+)\b|\bhow to\b|\bwhat (are the )?steps\b|"
                   r"\bwhat do (i|we) (need to )?do\b|\bprocess for\b"),
@@ -121,7 +121,17 @@ def accepted_types(question: str, qtype: str) -> set[str]:
     accepted = set(ACCEPTS.get(qtype, set()))
     if qtype == "date" and _HOURS_QUESTION.search(question):
         accepted.add("clock")
+    if qtype == "amount" and all(_PRICE_QUESTION.search(asking_part(p)) for p in question_parts(question)):
+        # a price is answered by money or "free", not by "within 1 business day"; a question that also asks
+        # another thing ("how many bags, and what is the charge") keeps a count for that part
+        accepted.discard("count")
     return accepted
+
+
+# A question about a price ("does it charge a fee", "how much does it cost"), not a number of things
+# ("what is the maximum number of loans") or a sum that is not a price ("how much can I borrow")
+_PRICE_QUESTION = re.compile(r"\b(fee|fees|charge|charges|charged|cost|costs|price|prices|expensive)\b",
+                             re.IGNORECASE)
 
 
 _ORDINAL_DAY = re.compile(r"\b\d{1,2}(?:st|nd|rd|th)\b")

@@ -48,7 +48,7 @@ NEGATIONS: frozenset[str] = frozenset({"no", "not", "never", "cannot", "cant", "
                                        "without", "nor", "none"})
 _stemmer = Stemmer.Stemmer("english")
 # Identifies the analyser; an index built by another analyser is rebuilt rather than mis-scored.
-ANALYZER_VERSION = 3  # bump whenever normalize/words/terms change what an indexed text becomes
+ANALYZER_VERSION = 4  # bump whenever normalize/words/terms change what an indexed text becomes
 ANALYZER_ID = (f"v{ANALYZER_VERSION}/snowball-english/stop-"
                + hashlib.sha1(" ".join(sorted(STOPWORDS)).encode()).hexdigest()[:10])
 
@@ -66,9 +66,14 @@ def words(text: str) -> list[str]:
     return [w.replace("'", "") for w in _WORD.findall(normalize(text))]
 
 
+# Irregular plurals the Snowball stemmer leaves apart from their singular ("children" is not "child")
+_IRREGULAR_PLURALS = {"children": "child", "people": "person", "men": "man", "women": "woman", "feet": "foot",
+                      "teeth": "tooth", "mice": "mouse", "geese": "goose", "wives": "wife", "knives": "knife"}
+
+
 @lru_cache(maxsize=200_000)
 def stem(word: str) -> str:
-    return _stemmer.stemWord(word)
+    return _stemmer.stemWord(_IRREGULAR_PLURALS.get(word, word))
 
 
 def terms(text: str) -> list[str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from citewise.engine.answerability import assess, focus_terms, question_type, question_years
+from citewise.engine.answerability import accepted_types, assess, focus_terms, question_type, question_years
 from citewise.engine.outcomes import subject_words
 from citewise.kb.text import terms
 
@@ -42,6 +42,20 @@ def test_an_amount_question_is_answered_by_an_amount_about_its_subject() -> None
     missing = assess(question, ["Loans are repaid by payroll deduction."], "", set()).missing
     assert missing and missing[0].startswith("the amount")  # no amount: still not answered
     assert not assess("How much is the wire transfer charge?", ["Loan setup fee: $100."], "", set()).ok
+
+
+def test_a_price_question_is_not_answered_by_a_count() -> None:
+    """"Does it charge a fee to switch to both-to-sign?" is answered by money or "free", not by the one
+    business day the switch takes; a count still answers an amount that is not a price."""
+    fee = "Does the bank charge a fee to switch a joint account to both to sign?"
+    assert not assess(fee, ["The switch to both to sign applies within 1 business day."], "", set()).ok
+    assert assess(fee, ["Switching a joint account to both to sign is free."], "", set()).ok
+    assert assess(fee, ["Switching a joint account to both to sign costs $10."], "", set()).ok
+    assert assess("What is the maximum number of loans I can have open?", ["You can have 2 loans open."],
+                  "", set()).ok
+    # a question that also asks a count keeps the count for that part
+    both = "How many bags can I check, and what is the charge for a heavy bag?"
+    assert "count" in accepted_types(both, question_type(both))
 
 
 def test_a_duration_question_is_answered_by_a_duration() -> None:

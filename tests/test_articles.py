@@ -117,6 +117,9 @@ def test_analyser_unifies_plan_names_and_acronym_plurals() -> None:
     assert terms("My 401(k) and 403 (b)") == terms("my 401k and 403b") == ["401k", "403b"]
     assert terms("When are RMDs due on IRAs?") == terms("When is the RMD due on an IRA?")
     assert terms("Rollovers rolled over") == ["rollov", "roll", "over"]
+    # irregular plurals meet their singular, which the stemmer alone leaves apart
+    assert terms("children flying alone, men, women") == terms("a child flying alone, a man, a woman")
+    assert terms("people") == terms("person")
 
 
 @pytest.mark.parametrize("heading,expected", [
