@@ -233,9 +233,12 @@ def test_a_long_run_without_sentence_ends_chunks_in_linear_time() -> None:
     seconds, pieces = {}, {}
     for n in (25000, 100000):
         text = " ".join(f"word{i}" for i in range(n))
-        started = time.perf_counter()
-        pieces[n] = split_section(text, 800, 120)
-        seconds[n] = time.perf_counter() - started
+        runs = []
+        for _ in range(3):  # the best of three: one slice of a busy shared machine is not the code's scaling
+            started = time.perf_counter()
+            pieces[n] = split_section(text, 800, 120)
+            runs.append(time.perf_counter() - started)
+        seconds[n] = min(runs)
     assert seconds[100000] / seconds[25000] < 6  # scaling, not speed: linear is 4; it was quadratic (16)
     assert "".join(p.replace(" ", "") for p in pieces[100000]) == "".join(f"word{i}" for i in range(100000))
 
