@@ -353,6 +353,36 @@ def with_compounds(text: str) -> set[str]:
 WHAT = {"amount": "the amount", "percent": "the percentage", "date": "when", "duration": "how long",
         "count": "how many"}
 
+# "What exchange-rate margin does it add?", "how many crews do they keep?": a thing asked for by name (up
+# to three words, then the verb), which an answer states by that name. Not "which": it picks one of a
+# kind, and the answer names the one ("which extra do I need" -> "httpx[socks]"), not the kind.
+_NAMED_ASK = re.compile(r"\b(what|how many) ((?:[a-z][a-z-]* ){0,2}?[a-z][a-z-]*) (do|does|did|is|are|was|were|"
+                        r"will|would|can|could|should|must|has|have|applies|apply)\b", re.IGNORECASE)
+# A name's words that only carry the question's type (the type check reads them: "what *interest rate*"
+# leaves "interest") or a quantity a figure answers ("what *range* can I set" -> "10% to 100%"), or ask
+# for the required data (answered by the fields to collect, not by a claim).
+_TYPE_NOUNS = frozenset(terms("time times day days date dates month months year years age ages hour hours minute "
+                              "minutes week weeks amount amounts number numbers percent percentage price prices cost "
+                              "costs fee fees charge charges rate rates sum kind kinds type types sort sorts range "
+                              "ranges limit limits maximum minimum total size length weight height distance speed "
+                              "temperature level levels"))
+_DATA_NOUNS = frozenset(terms("information info details detail data documents document documentation paperwork "
+                              "fields field else people person persons"))
+
+
+def named_asks(question: str, skip: set[str]) -> list[tuple[str, str]]:
+    """The things the question asks for by name, as (the name as asked, the word an answer must state):
+    the name's last word that is not a type noun or a particle ("paid days off" -> "paid"); none when
+    that word asks for the required data or is in `skip` (the facets that chose the article)."""
+    out = []
+    for found in _NAMED_ASK.finditer(asking_part(question)):
+        name = [t for t in terms(found.group(2)) if t not in QUESTION_WORDS]
+        while name and (name[-1] in _TYPE_NOUNS or name[-1] in PARTICLES):
+            name.pop()
+        if name and name[-1] not in _DATA_NOUNS | skip:
+            out.append((found.group(2), name[-1]))
+    return out
+
 
 def assess(question: str, claims: list[str], context_text: str, facet_terms: set[str]) -> Answerability:
     """Whether the answer's claims answer the question's type and focus, and what is missing if not."""
@@ -377,6 +407,11 @@ def assess(question: str, claims: list[str], context_text: str, facet_terms: set
                 and not asked & stated:
             # "the 2026 limit" answered with the 2025 one: a figure given for another year does not answer
             out.missing.append(f"{WHAT[qtype]}{' for ' + subject if subject else ''} in {' or '.join(sorted(asked))}")
+    stated = set().union(*(with_compounds(c) for c in claims)) if claims else set()
+    for name, word in named_asks(question, facet_terms):
+        if word not in stated and not any(says_derived(derived_words(w), " ".join(claims))
+                                          for w in words(name) if stem(w) == word):
+            out.missing.append(f"the {name.lower()}")  # "the exchange-rate margin": never named in the answer
     return out
 
 

@@ -58,6 +58,25 @@ def test_a_price_question_is_not_answered_by_a_count() -> None:
     assert "count" in accepted_types(both, question_type(both))
 
 
+def test_a_thing_asked_for_by_name_is_answered_only_when_the_answer_names_it() -> None:
+    """"What exchange-rate margin does the bank add?" is not answered by the wire fee, however close the
+    topic: the answer never says "margin"."""
+    question = "What exchange-rate margin does the bank add when I send a wire in foreign currency?"
+    missing = assess(question, ["An outgoing international wire costs $45."], "", set()).missing
+    assert "the exchange-rate margin" in missing
+    assert assess(question, ["The bank adds a margin of 2% to the exchange rate."], "", set()).ok
+    # the name's type words are read by the type check; the required data is answered by fields
+    assert assess("What notice period applies to a tenant ending the lease?",
+                  ["A tenant must give a notice period of one full month."], "", set()).ok
+    assert assess("How many paid days off can I take for bereavement?",
+                  ["Employees receive 3 paid bereavement days."], "", set()).ok
+    assert assess("What information do I need to open a claim?", ["Open the claim in the app."], "", set()).ok
+    assert assess("What range can I set the backup reserve to?", ["Set it anywhere from 10% to 100%."], "", set()).ok
+    # "which" picks one of a kind, and the answer names the one: "httpx[socks]", not "extra"
+    assert assess("Which httpx extra do I need for SOCKS proxy support?",
+                  ["`socksio` - SOCKS proxy support (with `httpx[socks]`)."], "", set()).ok
+
+
 def test_a_duration_question_is_answered_by_a_duration() -> None:
     sent = ["Rollovers are sent within 3 business days."]
     assert assess("How long does a rollover take?", sent, "", {"rollov"}).ok  # "take" asks how long, nothing more
