@@ -33,6 +33,7 @@ from .answerability import (
 from .facets import asked_providers, combine_filters, facet_clause, filter_keys, is_universal, universal_values
 from .privacy import SENSITIVE_PLACEHOLDER, masked
 from .records import ArticleCandidate, FieldSpec, Inquiry, Resolution
+from .score import relevant
 from .search import search
 
 RULE_TYPES = ["required_data", "eligibility", "business_rules"]
@@ -79,7 +80,7 @@ def resolve(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, collected: dict[s
     by_score = strategy == "heuristic"
     led = bool(ranked) and (plain_document_leads(full.hits, structured, by_score) if inquiry.mode == "answer"
                             else by_score and plain_far_ahead(full.hits, structured, FIELDS_GAP))
-    out = Resolution(covered=bool(ranked) and not led and full.relevance.score >= ctx.relevance_threshold,
+    out = Resolution(covered=bool(ranked) and not led and relevant(full.relevance, ctx.relevance_threshold),
                      relevance=full.relevance, candidates=ranked, filters=full.filters, relaxed=full.relaxed,
                      facet_filters=facet_filters, collected=collected,
                      lead_document=full.hits[0].doc_id if led else None)

@@ -12,6 +12,7 @@ from typing import Literal
 from ..config import Context
 from .artifact_types import supported
 from .records import Artifact, Draft, Relevance
+from .score import relevant
 
 
 def after_required_data(mode: str) -> Literal["retrieve", "end"]:
@@ -21,7 +22,7 @@ def after_required_data(mode: str) -> Literal["retrieve", "end"]:
 
 def after_retrieve(has_hits: bool, relevance: Relevance, ctx: Context) -> Literal["assemble_context", "abstain"]:
     """Abstain before any generation when retrieval found nothing relevant enough."""
-    return "assemble_context" if has_hits and relevance.score >= ctx.relevance_threshold else "abstain"
+    return "assemble_context" if has_hits and relevant(relevance, ctx.relevance_threshold) else "abstain"
 
 
 def after_generate(draft: Draft) -> Literal["check_guardrails", "abstain"]:

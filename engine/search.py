@@ -17,11 +17,13 @@ from ..kb.text import terms
 from ..llm.chat import ModelClock
 from ..retrieval.hybrid import SearchParams
 from ..retrieval.mmr import mmr
+from ..retrieval.passage import Passage
 from ..retrieval.rerank import get_reranker
 from ..retrieval.snapshot import KnowledgeBase
+from .answerability import QUESTION_WORDS
 from .facets import combine_filters, is_universal
 from .records import Inquiry, Relevance, Retrieval
-from .score import relevance
+from .score import blend, coverage, relevance, relevant
 
 # Never relaxed, never overridable: a quarantined document (one that addresses the assistant) is not a source.
 TRUSTED = {QUARANTINED: {"$ne": True}}
@@ -54,6 +56,32 @@ def about_another(kb: KnowledgeBase, doc_id: str, named: dict[str, list[str]]) -
     return any(facet in own and not set(own[facet]) & set(values)
                and not any(is_universal(v, facet) for v in own[facet])
                for facet, values in named.items() if facet in PROVIDER_FACET and values)
+
+
+# Words that ask about a provider in general, naming no subject of their own
+_ONLY_ASKING = QUESTION_WORDS | frozenset(terms("about offer offers provide provides service services product "
+                                                "products sell sells"))
+
+
+def topic_relevance(kb: KnowledgeBase, question: str, hits: list[Passage], alternatives: dict[str, list[str]],
+                    named: dict[str, list[str]]) -> float | None:
+    """The relevance of the top hits to the question without the provider names it gives (None when it names
+    none, or asks nothing else): a provider's name finds its articles whatever the subject, and only the
+    rest of the question says whether the knowledge base covers it. A question written all in lower case
+    keeps its names (then this is its relevance, and the floor rarely binds)."""
+    names = {t for facet in PROVIDER_FACET for value in named.get(facet) or [] for t in terms(value)}
+    if not names or not hits:
+        return None
+    # a name as written, capitalised: "the gas guy" at Northmere Gas keeps its "gas"
+    rest = " ".join(w for w in question.split()
+                    if not (w[:1].isupper() and (found := set(terms(w))) and found <= names))
+    if not set(terms(rest)) - _ONLY_ASKING:
+        return None  # "tell me about Northwind", "what does Northwind offer": nothing asked but the provider
+    top = hits[:3]
+    query = kb.embedder.embed_query(rest)
+    dense_top = max(float(v @ query) for v in kb.vectors_of([h.row for h in top]))
+    cov = coverage(rest, alternatives, (f"{h.title} {h.section} {h.text}" for h in top), kb.bm25.idf)
+    return round(blend(dense_top, cov), 4)
 
 
 ARTIFACT_DEPTH = 2  # an artifact covers a whole procedure or project: it reads twice the chunks an answer does
@@ -90,12 +118,14 @@ def search(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, *, extra_filter: d
             chosen = mmr(np.asarray([h.score for h in hits]), kb.vectors_of([h.row for h in hits]), want,
                          ctx.mmr_lambda)
             hits = [hits[i] for i in chosen]
-        return hits, Relevance(**relevance(question, hits, alternatives, kb.bm25.idf)), notes
+        rel = Relevance(**relevance(question, hits, alternatives, kb.bm25.idf))
+        rel.topic = topic_relevance(kb, question, hits, alternatives, inquiry.detected_facets)
+        return hits, rel, notes
 
     used = combine_filters(TRUSTED, inquiry.access, inquiry.filters, facets, extra_filter or {})
     hits, rel, notes = run(used)
     relaxed = False
-    if facets and (not hits or rel.score < ctx.relevance_threshold):
+    if facets and (not hits or not relevant(rel, ctx.relevance_threshold)):
         # trust and access are never relaxed; only the facets the question seemed to name are
         loose = combine_filters(TRUSTED, inquiry.access, inquiry.filters, extra_filter or {})
         hits2, rel2, notes2 = run(loose)

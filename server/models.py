@@ -281,6 +281,8 @@ class Relevance(BaseModel):
     dense_top: float
     coverage: float
     agreement: float
+    topic: float | None = Field(None, description="The score without the provider names the query gives (absent "
+                                                  "when it names none); under 0.15 the query is out of scope.")
 
 
 class QueryResponse(BaseModel):

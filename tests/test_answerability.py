@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from citewise.engine.answerability import accepted_types, assess, focus_terms, question_type, question_years
 from citewise.engine.outcomes import subject_words
 from citewise.kb.text import terms
@@ -145,6 +147,39 @@ def provider_articles(tmp_path: Path, topic: str, title: str, rules: dict[str, l
             f"---\nid: {key}-{topic}\ntitle: {title} {name}\nrecord_keeper: {name}\ntopic: {topic}\n---\n"
             "## Business rules\n" + "".join(f"- {line}\n" for line in lines))
     return src
+
+
+def test_a_provider_name_alone_does_not_make_a_question_covered(tmp_path) -> None:
+    """"Can I get a mortgage from Northwind Harbour Mutual?" finds Northwind's loan article by the name alone
+    (relevance over the threshold): without the name nothing in the KB is about a mortgage, so it is out of
+    scope, not an uncertain answer from the loan article. A question the article covers still answers."""
+    from citewise import api
+    from citewise.engine.score import relevance
+    from citewise.engine.search import topic_relevance
+    from citewise.kb.ingest import ingest
+
+    src = provider_articles(tmp_path, "loan", "Savings plan loans at", {
+        "Northwind Harbour Mutual": ["Loan setup fee: $75, taken from the loan amount.",
+                                     "Loans are repaid by payroll deduction over 1 to 5 years."],
+        "Fabrikam Trust": ["Loan setup fee: $50.", "Loans are repaid over 1 to 4 years."]})
+    ingest([src], tmp_path / "home", progress=False)
+    home = tmp_path / "home"
+    mortgage = api.ask("Can I get a mortgage from Northwind Harbour Mutual?", home=home)
+    assert mortgage["decision"] == "out_of_scope" and mortgage["confidence"] >= 0.5  # relevant by the name
+    covered = api.ask("How many years can a Northwind Harbour Mutual loan run?", home=home, confidence_threshold=0.0)
+    assert covered["decision"] != "out_of_scope" and "5 years" in covered["response"]["text"]
+    # no provider named, or only in lower case: nothing is taken out of the question
+    from citewise.config import Context
+    from citewise.engine.pipeline import open_snapshot
+    kb = open_snapshot(Context(home=home))
+    named = {"record_keeper": ["Northwind Harbour Mutual"]}
+    assert topic_relevance(kb, "Can I get a mortgage?", kb.search("mortgage"), {}, {}) is None
+    assert topic_relevance(kb, "Tell me about Northwind Harbour Mutual", kb.search("Northwind"), {}, named) is None
+    assert topic_relevance(kb, "What does Northwind Harbour Mutual offer?", kb.search("Northwind"), {}, named) is None
+    lower = "can i get a mortgage from northwind harbour mutual"  # names in lower case stay in: its relevance
+    hits = kb.search(lower)
+    whole = relevance(lower, hits, {}, kb.bm25.idf)["score"]
+    assert topic_relevance(kb, lower, hits, {}, named) == pytest.approx(whole, abs=0.01)
 
 
 def northwind_home(tmp_path: Path, extra: dict[str, str] | None = None, fields: bool = False) -> Path:
