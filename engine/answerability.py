@@ -37,6 +37,9 @@ QUESTION_TYPES: list[tuple[str, re.Pattern[str]]] = [(t, re.compile(p, re.IGNORE
                r"\bwhat (am|are|is|will|would|do|does|did) (i|we|you|they|he|she|it|my \w+) (be |being |get |getting |"
                r"got |been )?(charged|billed)\b|"
                r"\bhow expensive\b|"
+               # "what's the most they pay", "the least I can borrow": a bound on a sum
+               r"\bthe (most|least) (i|we|you|they|it|one|he|she) (can |could |will |would |might )?(pay|pays|get|gets|"
+               r"receive|claim|borrow|cover|covers|charge|charges|refund|refunds|reimburse|reimburses)\b|"
                # "is there a fee for ...", "does it cost anything": a yes/no whose answer is a price or "free"
                # (not "a person in charge", "a cost-of-living adjustment", "any costs to my credit score")
                r"\b(is|are) there (a|an|any) ((?!(in|of|to|for)\s)[\w-]+ ){0,2}(fee|fees|charge|charges|cost|costs)\b"

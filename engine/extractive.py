@@ -31,6 +31,7 @@ from ..kb.text import (
     terms,
 )
 from .answerability import (
+    QUESTION_WORDS,
     accepted_types,
     band_width,
     exact_match,
@@ -194,7 +195,8 @@ class ExtractiveGenerator:
         # A question that asks two things ("what's the overdraft fee, and by when do I top up to get it
         # reversed?") gets each part's best sentence first, in the order asked; the rest follow.
         parts = question_parts(request.question) if len(sources) == 1 else []
-        firsts = [next((x for x in rank(p, set(terms(p))) if x[3].doc_id in sources), None)
+        # (a part's asking words, "the *most* they pay", say what kind of answer, not what it is about)
+        firsts = [next((x for x in rank(p, set(terms(p)) - QUESTION_WORDS) if x[3].doc_id in sources), None)
                   for p in parts] if len(parts) > 1 else []
         components: list[tuple[str, ContextChunk]] = []
         for _, _, text, c in [x for x in firsts if x is not None] + scored:

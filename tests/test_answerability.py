@@ -1034,6 +1034,31 @@ def test_a_question_that_asks_two_things_gets_each_part_s_answer(tmp_path) -> No
     assert "$34 overdraft fee" in components[0] and "11:59 p.m." in " ".join(components), components
 
 
+def test_a_part_asking_for_the_most_they_pay_is_answered_by_the_cap(tmp_path) -> None:
+    """"..., and what's the most they pay?" asks for a bound on a sum (an amount question): the cap's
+    sentence answers it, not one that says "at most 5 days" (the part's asking word is not its subject)."""
+    from citewise import api
+    from citewise.engine.answerability import question_type
+    from citewise.kb.ingest import ingest
+
+    assert question_type("what's the most they pay?") == question_type("What is the least I can borrow?") == "amount"
+    assert question_type("What is the most important thing to bring?") != "amount"
+    src = tmp_path / "kb"
+    src.mkdir()
+    (src / "bags.md").write_text(
+        "---\nid: orla-bags\ntitle: Lost and delayed bags at Orla Air\nrecord_keeper: Orla Air\ntopic: baggage\n---\n"
+        "## Business rules\n"
+        "- Interim expenses for a delayed bag are reimbursed up to $50 per day, for at most 5 days.\n"
+        "- A bag still missing 21 days after the report was filed is declared lost.\n"
+        "- Orla Air's liability for a lost or damaged checked bag is capped at $1,800 per passenger.\n"
+        "- A damaged bag claim must be submitted within 7 days of receiving the bag.\n")
+    ingest([src], tmp_path / "home", progress=False)
+    out = api.ask("With Orla Air, after how long is a missing bag treated as lost, and what's the most they pay?",
+                  home=tmp_path / "home", confidence_threshold=0.0)
+    components = out["response"]["sections"][0]["answer_components"]
+    assert "21 days" in components[0] and "$1,800" in components[1], components
+
+
 def test_a_lower_case_word_of_a_provider_s_name_is_no_second_provider(tmp_path) -> None:
     """"Does Tidewell Wireless charge a fee to unlock my mobile phone?" asks about Tidewell alone, though
     "mobile" tells Larkspan Mobile's articles from the others (the sixth review: the question was answered
