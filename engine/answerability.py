@@ -55,11 +55,15 @@ QUESTION_TYPES: list[tuple[str, re.Pattern[str]]] = [(t, re.compile(p, re.IGNORE
 ACCEPTS = {"duration": {"duration", "date"}, "date": {"date", "duration"}, "percent": {"percent"},
            "amount": {"amount", "percent", "count"}, "count": {"count", "amount", "duration"}}
 _MONTH = r"(january|february|march|april|may|june|july|august|september|october|november|december)"
+# Money as written before or after a figure: a symbol or an ISO code ("₹2,500", "AUD 40", "120 SEK", "1,500 yen")
+_SYMBOLS = "[$£€¥₹₩₽₺₪฿]"
+_CODES = "usd|eur|gbp|cad|aud|nzd|chf|jpy|cny|inr|sek|nok|dkk|sgd|hkd|zar|mxn|brl|krw|pln"
+_MONEY_AFTER = rf"dollars|{_CODES}|€|euros?|pounds|yen|rupees?|kronor|krona|kroner|francs?|pesos?|rand|zloty"
 SENTENCE_TYPES: dict[str, re.Pattern[str]] = {t: re.compile(p, re.IGNORECASE) for t, p in {
-    "amount": r"[$£€¥]\s?\d|\b(usd|eur|gbp|cad|aud)\s?\d|"
+    "amount": rf"{_SYMBOLS}\s?\d|\b({_CODES})\s?\d|"
               r"\b(price|fee|cost|charge)s?( \([a-z$£€]{1,4}\)\s*:\s*\d|\s*:\s*\d{2,})"
               r"(?![\d.,]*\s*(business |calendar )?(days?|hours?|weeks?|months?|years?|minutes?|of)\b)|"
-              r"\b\d[\d,]*(\.\d+)?\s*(dollars|usd|€|eur|euros?|pounds|gbp|cad|aud)(?!\w)|"
+              rf"\b\d[\d,]*(\.\d+)?\s*({_MONEY_AFTER})(?!\w)|"
               r"\b(no|free of|without) ([\w-]+ ){0,2}(fee|charge|cost)s?\b(?![\w-]|\s+(?!(for|to|on|if|when|is|are|"
               r"applies|apply|and|or|at|in|unless|until|from|of|was|will|charged|required|payable|due)\b)[a-z])|"
               r"\bfree\b|\bat no (cost|charge)\b",
@@ -124,10 +128,6 @@ def accepted_types(question: str, qtype: str) -> set[str]:
     accepted = set(ACCEPTS.get(qtype, set()))
     if qtype == "date" and _HOURS_QUESTION.search(question):
         accepted.add("clock")
-    if qtype == "amount" and all(_PRICE_QUESTION.search(asking_part(p)) for p in question_parts(question)):
-        # a price is answered by money or "free", not by "within 1 business day"; a question that also asks
-        # another thing ("how many bags, and what is the charge") keeps a count for that part
-        accepted.discard("count")
     return accepted
 
 
@@ -135,6 +135,12 @@ def accepted_types(question: str, qtype: str) -> set[str]:
 # ("what is the maximum number of loans") or a sum that is not a price ("how much can I borrow")
 _PRICE_QUESTION = re.compile(r"\b(fee|fees|charge|charges|charged|cost|costs|price|prices|expensive)\b",
                              re.IGNORECASE)
+
+
+def price_question(question: str) -> bool:
+    """Every part of the question asks a price (one that also asks "how many bags" is not only that)."""
+    return question_type(question) == "amount" and all(_PRICE_QUESTION.search(asking_part(p))
+                                                        for p in question_parts(question))
 
 
 _ORDINAL_DAY = re.compile(r"\b\d{1,2}(?:st|nd|rd|th)\b")
@@ -211,7 +217,7 @@ def exact_match(question: str, sentence: str) -> bool:
 
 # "the overdraft fee", "a wire transfer charge": a charge the question names by its kind
 _NAMED_CHARGE = re.compile(r"\b([a-z][a-z-]{2,})\s+(fee|charge|cost|price|rate)s?\b", re.IGNORECASE)
-_MONEY = r"([$£€¥]\s?\d|\b(usd|eur|gbp|cad|aud)\s?\d)"
+_MONEY = rf"({_SYMBOLS}\s?\d|\b({_CODES})\s?\d)"
 
 
 # A quantity with its unit, as questions state a case ("6 hours late", "1,900 km", "35 kilos") and tables
@@ -358,32 +364,46 @@ WHAT = {"amount": "the amount", "percent": "the percentage", "date": "when", "du
 
 # "What exchange-rate margin does it add?", "how many crews do they keep?": a thing asked for by name (up
 # to three words, then the verb), which an answer states by that name. Not "which": it picks one of a
-# kind, and the answer names the one ("which extra do I need" -> "httpx[socks]"), not the kind.
-_NAMED_ASK = re.compile(r"\b(what|how many) ((?:[a-z][a-z-]* ){0,2}?[a-z][a-z-]*) (do|does|did|is|are|was|were|"
+# kind, and the answer names the one ("which extra do I need" -> "httpx[socks]"), not the kind; not a
+# name that opens with a function word ("what *if my card* is stolen", "what *does Acme* do").
+_NAMED_ASK = re.compile(r"\b(what|how many) (?!(?:if|of|about|does|do|did|is|are|was|were|will|would|can|could|should|"
+                        r"else|happens|kind|sort|type|the|a|an|my|your|our|their|this|that)\b)"
+                        r"((?:[a-z][a-z-]* ){0,2}?[a-z][a-z-]*) (do|does|did|is|are|was|were|"
                         r"will|would|can|could|should|must|has|have|applies|apply)\b", re.IGNORECASE)
-# A name's words that only carry the question's type (the type check reads them: "what *interest rate*"
-# leaves "interest") or a quantity a figure answers ("what *range* can I set" -> "10% to 100%"), or ask
-# for the required data (answered by the fields to collect, not by a claim).
+# A name that ends in a word of the question's type or a quantity ("what *annual fee*", "how many *business
+# days*", "what *range* can I set"): a figure answers it, and the type check reads it. A name that asks for
+# the required data is answered by the fields to collect, not by a claim.
 _TYPE_NOUNS = frozenset(terms("time times day days date dates month months year years age ages hour hours minute "
                               "minutes week weeks amount amounts number numbers percent percentage price prices cost "
                               "costs fee fees charge charges rate rates sum kind kinds type types sort sorts range "
                               "ranges limit limits maximum minimum total size length weight height distance speed "
                               "temperature level levels"))
+_NAME_ENDS = frozenset({"after", "before", "on", "in", "of", "for", "per", "at", "to", "from", "with", "by", "during",
+                        "under", "within"})
 _DATA_NOUNS = frozenset(terms("information info details detail data documents document documentation paperwork "
                               "fields field else people person persons"))
 
 
 def named_asks(question: str, skip: set[str]) -> list[tuple[str, str]]:
     """The things the question asks for by name, as (the name as asked, the word an answer must state):
-    the name's last word that is not a type noun or a particle ("paid days off" -> "paid"); none when
-    that word asks for the required data or is in `skip` (the facets that chose the article)."""
+    the last word, before any preposition, that is not a particle ("roll-over" -> "rollover", "how many
+    *days* after move-in"). None when that word is a type
+    or quantity noun, asks for the required data, or is in `skip` (the facets that chose the article); nor
+    for a plural after "what" ("what payment methods"): a list of the kind answers it, naming each one."""
     out = []
     for found in _NAMED_ASK.finditer(asking_part(question)):
-        name = [t for t in terms(found.group(2)) if t not in QUESTION_WORDS]
-        while name and (name[-1] in _TYPE_NOUNS or name[-1] in PARTICLES):
-            name.pop()
-        if name and name[-1] not in _DATA_NOUNS | skip:
-            out.append((found.group(2), name[-1]))
+        written = [w for w in found.group(2).lower().split() if stem(w) not in QUESTION_WORDS]
+        if cut := next((i for i, w in enumerate(written) if w in _NAME_ENDS), None):
+            written = written[:cut]  # "how many *days* after move-in": the name ends at its preposition
+        while written and all(t in PARTICLES for t in terms(written[-1]) or [""]):
+            written.pop()
+        if not written:
+            continue
+        head = written[-1]
+        word = stem(head.replace("-", ""))
+        plural = found.group(1).lower() == "what" and re.search(r"[^su]s$", head) is not None
+        if not plural and word not in _TYPE_NOUNS | _DATA_NOUNS | skip and not set(terms(head)) & _TYPE_NOUNS:
+            out.append((found.group(2), word))
     return out
 
 
@@ -393,7 +413,11 @@ def assess(question: str, claims: list[str], context_text: str, facet_terms: set
     focus = focus_terms(question, facet_terms, qtype)
     out = Answerability(qtype, focus)
     if qtype in ACCEPTS:
-        typed = [c for c in claims if sentence_types(c) & accepted_types(question, qtype)]
+        accepted = accepted_types(question, qtype)
+        typed = [c for c in claims if (kinds := sentence_types(c)) & accepted
+                 # a bare number prices nothing: "the switch applies within 1 business day", "buy out from
+                 # lease year 5" do not answer what it costs; "costs 25,000 points" does
+                 and not (kinds & accepted == {"count"} and price_question(question) and not _PRICE_QUESTION.search(c))]
         family = FAMILY_WORDS.get(qtype, frozenset())
         if focus and set(focus) <= family:
             wanted = set(family)  # "how much does it charge": any fee, charge, cost or rate answers

@@ -66,10 +66,15 @@ def resolution_output(resolution: Resolution) -> dict[str, Any]:
             "invalid_fields": dict(resolution.invalid)}
 
 
+def scope_confidence(relevance: Relevance) -> float:
+    """An out-of-scope answer's confidence: the relevance found, or less when a provider's name found it."""
+    return relevance.score if relevance.topic is None else min(relevance.score, relevance.topic)
+
+
 def required_data_outcome(resolution: Resolution) -> dict[str, Any]:
     """`required_data` mode ends with the field list and a decision about it."""
     if not resolution.covered:
-        return {"decision": "out_of_scope", "confidence": resolution.relevance.score}
+        return {"decision": "out_of_scope", "confidence": scope_confidence(resolution.relevance)}
     return {"decision": "needs_data" if resolution.missing else "can_proceed", "confidence": resolution.confidence}
 
 
@@ -119,7 +124,7 @@ def abstained(kb: KnowledgeBase, inquiry: Inquiry, relevance: Relevance, reason:
     why = f" {masked(reason).rstrip('.')}." if reason else ""
     covered = f" This knowledge base covers: {', '.join(topics[:12])}." if topics else ""
     text = f"{NO_INFORMATION}{scope}{why} To answer it, ingest articles that cover: {subject}.{covered}"
-    out = {"decision": "out_of_scope", "confidence": relevance.score, "review": {"dropped": []},
+    out = {"decision": "out_of_scope", "confidence": scope_confidence(relevance), "review": {"dropped": []},
            "response": {"text": text, "sections": []}, "citations": [], "article_reference": None,
            "required_fields": dict(EMPTY_FIELDS), "missing_fields": [], "needs_review": False,
            "metadata": {"abstain_reason": reason or "retrieval found nothing relevant", "suggested_content": subject}}

@@ -7,6 +7,7 @@ or not) is scored on the final order.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -63,16 +64,39 @@ _ONLY_ASKING = QUESTION_WORDS | frozenset(terms("about offer offers provide prov
                                                 "products sell sells"))
 
 
+_COMMON: dict[tuple[str, int, str], frozenset[str]] = {}
+_LOWER_WORD = re.compile(r"(?<![\w'’-])[a-z][a-z'’-]*")
+
+
+def common_words(kb: KnowledgeBase, provider: str) -> frozenset[str]:
+    """The words of a provider's name its own articles also write in lower case ("water", "insurance",
+    "retirement"): words of the subject, not of the name. Read once per snapshot and provider."""
+    key = (str(kb.home), kb.generation, provider)
+    if key not in _COMMON:
+        if len(_COMMON) > 1024:  # a long-lived server sees many snapshots: keep the current ones
+            _COMMON.clear()
+        own = set(terms(provider))
+        seen: set[str] = set()
+        for doc, info in kb.docs.items():
+            if info.structured and info.metadata.get(PROVIDER) == provider:
+                for chunk in kb.chunks_of(doc):
+                    seen |= {t for w in _LOWER_WORD.findall(chunk.text) for t in terms(w)} & own
+        _COMMON[key] = frozenset(seen)
+    return _COMMON[key]
+
+
 def topic_relevance(kb: KnowledgeBase, question: str, hits: list[Passage], alternatives: dict[str, list[str]],
                     named: dict[str, list[str]]) -> float | None:
     """The relevance of the top hits to the question without the provider names it gives (None when it names
     none, or asks nothing else): a provider's name finds its articles whatever the subject, and only the
     rest of the question says whether the knowledge base covers it. A question written all in lower case
     keeps its names (then this is its relevance, and the floor rarely binds)."""
-    names = {t for facet in PROVIDER_FACET for value in named.get(facet) or [] for t in terms(value)}
+    values = [value for facet in PROVIDER_FACET for value in named.get(facet) or []]
+    names = {t for value in values for t in terms(value)} - set().union(*(common_words(kb, v) for v in values))
     if not names or not hits:
         return None
-    # a name as written, capitalised: "the gas guy" at Northmere Gas keeps its "gas"
+    # a name as written, capitalised, and only its own words: "Cedar Hollow Water" is "Cedar Hollow" (its
+    # documents write "water" too), and "the gas guy" keeps its "gas"
     rest = " ".join(w for w in question.split()
                     if not (w[:1].isupper() and (found := set(terms(w))) and found <= names))
     if not set(terms(rest)) - _ONLY_ASKING:

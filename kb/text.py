@@ -48,7 +48,7 @@ NEGATIONS: frozenset[str] = frozenset({"no", "not", "never", "cannot", "cant", "
                                        "without", "nor", "none"})
 _stemmer = Stemmer.Stemmer("english")
 # Identifies the analyser; an index built by another analyser is rebuilt rather than mis-scored.
-ANALYZER_VERSION = 4  # bump whenever normalize/words/terms change what an indexed text becomes
+ANALYZER_VERSION = 5  # bump whenever normalize/words/terms change what an indexed text becomes
 ANALYZER_ID = (f"v{ANALYZER_VERSION}/snowball-english/stop-"
                + hashlib.sha1(" ".join(sorted(STOPWORDS)).encode()).hexdigest()[:10])
 
@@ -66,9 +66,12 @@ def words(text: str) -> list[str]:
     return [w.replace("'", "") for w in _WORD.findall(normalize(text))]
 
 
-# Irregular plurals the Snowball stemmer leaves apart from their singular ("children" is not "child")
-_IRREGULAR_PLURALS = {"children": "child", "people": "person", "men": "man", "women": "woman", "feet": "foot",
-                      "teeth": "tooth", "mice": "mouse", "geese": "goose", "wives": "wife", "knives": "knife"}
+# Irregular plurals the Snowball stemmer leaves apart from their singular ("children" is not "child"), and
+# their possessives as words() writes them ("children's" -> "childrens"). Not "people": "person" is also
+# the stem of "personal".
+_IRREGULAR_PLURALS = {plural + end: singular for plural, singular in (
+    ("children", "child"), ("men", "man"), ("women", "woman"), ("feet", "foot"), ("teeth", "tooth"),
+    ("mice", "mouse"), ("geese", "goose"), ("wives", "wife"), ("knives", "knife")) for end in ("", "s")}
 
 
 @lru_cache(maxsize=200_000)
