@@ -63,7 +63,7 @@ SENTENCE_TYPES: dict[str, re.Pattern[str]] = {t: re.compile(p, re.IGNORECASE) fo
     "amount": rf"{_SYMBOLS}\s?\d|\b({_CODES})\s?\d|"
               r"\b(price|fee|cost|charge)s?( \([a-z$£€]{1,4}\)\s*:\s*\d|\s*:\s*\d{2,})"
               r"(?![\d.,]*\s*(business |calendar )?(days?|hours?|weeks?|months?|years?|minutes?|of)\b)|"
-              rf"\b\d[\d,]*(\.\d+)?\s*({_MONEY_AFTER})(?!\w)|"
+              rf"(?<![\d,])\b\d[\d,]*(\.\d+)?\s*({_MONEY_AFTER})(?!\w)|"
               r"\b(no|free of|without) ([\w-]+ ){0,2}(fee|charge|cost)s?\b(?![\w-]|\s+(?!(for|to|on|if|when|is|are|"
               r"applies|apply|and|or|at|in|unless|until|from|of|was|will|charged|required|payable|due)\b)[a-z])|"
               r"\bfree\b|\bat no (cost|charge)\b",
@@ -137,10 +137,17 @@ _PRICE_QUESTION = re.compile(r"\b(fee|fees|charge|charges|charged|cost|costs|pri
                              re.IGNORECASE)
 
 
+# A count that is a price: "25,000 points", "40 credits"
+_PRICE_UNIT = re.compile(r"\d[\d,.]*\s*(points|miles|credits|tokens|coins)\b", re.IGNORECASE)
+_COUNT_ASK = re.compile(r"\bhow many\b|\bnumber of\b", re.IGNORECASE)
+
+
 def price_question(question: str) -> bool:
-    """Every part of the question asks a price (one that also asks "how many bags" is not only that)."""
-    return question_type(question) == "amount" and all(_PRICE_QUESTION.search(asking_part(p))
-                                                        for p in question_parts(question))
+    """Every part of the question asks a price, not how many of something (one that also asks "how many
+    bags", or "the maximum number of withdrawals before a fee applies", is not only that)."""
+    return question_type(question) == "amount" and all(
+        _PRICE_QUESTION.search(part) and not _COUNT_ASK.search(part)
+        for part in (asking_part(p) for p in question_parts(question)))
 
 
 _ORDINAL_DAY = re.compile(r"\b\d{1,2}(?:st|nd|rd|th)\b")
@@ -377,11 +384,19 @@ _TYPE_NOUNS = frozenset(terms("time times day days date dates month months year 
                               "minutes week weeks amount amounts number numbers percent percentage price prices cost "
                               "costs fee fees charge charges rate rates sum kind kinds type types sort sorts range "
                               "ranges limit limits maximum minimum total size length weight height distance speed "
-                              "temperature level levels"))
+                              "temperature level levels period periods deductible deductibles copay copays deposit "
+                              "deposits apr apy discount discounts penalty penalties night nights"))
 _NAME_ENDS = frozenset({"after", "before", "on", "in", "of", "for", "per", "at", "to", "from", "with", "by", "during",
                         "under", "within"})
 _DATA_NOUNS = frozenset(terms("information info details detail data documents document documentation paperwork "
                               "fields field else people person persons"))
+
+
+# British and American spellings of one word: either in the question meets the other in the answer
+_SPELLING_PAIRS = (("licence", "license"), ("colour", "color"), ("centre", "center"), ("programme", "program"),
+                   ("cheque", "check"), ("catalogue", "catalog"), ("authorisation", "authorization"),
+                   ("organisation", "organization"), ("behaviour", "behavior"), ("favourite", "favorite"))
+_SPELLING = {a: b for pair in _SPELLING_PAIRS for a, b in (pair, pair[::-1])}
 
 
 def named_asks(question: str, skip: set[str]) -> list[tuple[str, str]]:
@@ -392,7 +407,8 @@ def named_asks(question: str, skip: set[str]) -> list[tuple[str, str]]:
     for a plural after "what" ("what payment methods"): a list of the kind answers it, naming each one."""
     out = []
     for found in _NAMED_ASK.finditer(asking_part(question)):
-        written = [w for w in found.group(2).lower().split() if stem(w) not in QUESTION_WORDS]
+        written = [_SPELLING.get(w, w) for w in found.group(2).lower().split()
+                   if stem(w) not in QUESTION_WORDS and not w.endswith("ly")]  # "what *exactly* is covered"
         if cut := next((i for i, w in enumerate(written) if w in _NAME_ENDS), None):
             written = written[:cut]  # "how many *days* after move-in": the name ends at its preposition
         while written and all(t in PARTICLES for t in terms(written[-1]) or [""]):
@@ -416,8 +432,8 @@ def assess(question: str, claims: list[str], context_text: str, facet_terms: set
         accepted = accepted_types(question, qtype)
         typed = [c for c in claims if (kinds := sentence_types(c)) & accepted
                  # a bare number prices nothing: "the switch applies within 1 business day", "buy out from
-                 # lease year 5" do not answer what it costs; "costs 25,000 points" does
-                 and not (kinds & accepted == {"count"} and price_question(question) and not _PRICE_QUESTION.search(c))]
+                 # lease year 5" do not answer what it costs; "25,000 points" does
+                 and not (kinds & accepted == {"count"} and price_question(question) and not _PRICE_UNIT.search(c))]
         family = FAMILY_WORDS.get(qtype, frozenset())
         if focus and set(focus) <= family:
             wanted = set(family)  # "how much does it charge": any fee, charge, cost or rate answers
@@ -436,7 +452,8 @@ def assess(question: str, claims: list[str], context_text: str, facet_terms: set
             out.missing.append(f"{WHAT[qtype]}{' for ' + subject if subject else ''} in {' or '.join(sorted(asked))}")
     stated = set().union(*(with_compounds(c) for c in claims)) if claims else set()
     for name, word in named_asks(question, facet_terms):
-        if word not in stated and not any(says_derived(derived_words(w), " ".join(claims))
+        other = {stem(_SPELLING[w]) for w in _SPELLING if stem(w) == word}  # the word as the answer may spell it
+        if word not in stated and not other & stated and not any(says_derived(derived_words(w), " ".join(claims))
                                           for w in words(name) if stem(w) == word):
             out.missing.append(f"the {name.lower()}")  # "the exchange-rate margin": never named in the answer
     return out

@@ -51,7 +51,8 @@ class Relevance:
     dense_top: float = 0.0
     coverage: float = 0.0
     agreement: float = 0.0
-    topic: float | None = None  # the score without the provider names the question gives (None: it names none)
+    # the score without the provider names the question gives (None: it names none, or clears the floor anyway)
+    topic: float | None = None
 
 
 @dataclass

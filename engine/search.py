@@ -8,6 +8,8 @@ or not) is scored on the final order.
 from __future__ import annotations
 
 import re
+from collections import Counter
+from itertools import islice
 from typing import Any
 
 import numpy as np
@@ -24,7 +26,7 @@ from ..retrieval.snapshot import KnowledgeBase
 from .answerability import QUESTION_WORDS
 from .facets import combine_filters, is_universal
 from .records import Inquiry, Relevance, Retrieval
-from .score import blend, coverage, relevance, relevant
+from .score import TOPIC_FLOOR, blend, coverage, relevance, relevant
 
 # Never relaxed, never overridable: a quarantined document (one that addresses the assistant) is not a source.
 TRUSTED = {QUARANTINED: {"$ne": True}}
@@ -59,38 +61,55 @@ def about_another(kb: KnowledgeBase, doc_id: str, named: dict[str, list[str]]) -
                for facet, values in named.items() if facet in PROVIDER_FACET and values)
 
 
+_COMMON: dict[tuple[str, int, str], frozenset[str]] = {}
+_WORD = re.compile(r"(?<![\w'’-])[A-Za-z][a-z'’-]*")
+COMMON_SCAN = 400  # chunks read per provider: its articles' usage shows in a sample
+
+
+def common_words(kb: KnowledgeBase, provider: str) -> frozenset[str]:
+    """The words of a provider's name its own articles mostly write in lower case, twice or more ("water",
+    "gas", "insurance"): words of the subject, not of the name ("Mutual" written once in "mutual agreement"
+    is still the name's). Read once per snapshot and provider, from up to COMMON_SCAN of its chunks."""
+    key = (str(kb.home), kb.generation, provider)
+    found = _COMMON.get(key)
+    if found is not None:
+        return found
+    own = set(terms(provider))
+    lower: Counter[str] = Counter()
+    upper: Counter[str] = Counter()
+    chunks = (c for doc, info in kb.docs.items() if info.structured and _owned_by(info.metadata.get(PROVIDER), provider)
+              for c in kb.chunks_of(doc))
+    for chunk in islice(chunks, COMMON_SCAN):
+        for m in _WORD.finditer(chunk.text):
+            w = m.group()
+            if w[0].isupper() and chunk.text[max(0, m.start() - 3):m.start()].strip()[-1:] in ("", ".", "!", "?",
+                                                                                          ":", "-", "*", "•"):
+                continue  # a sentence's or a list item's first word is capitalised whatever it is
+            for t in set(terms(w)) & own:
+                (lower if w[0].islower() else upper)[t] += 1
+    found = frozenset(t for t in own if lower[t] >= 2 and lower[t] > upper[t])
+    if len(_COMMON) > 1024:  # a long-lived server sees many snapshots: keep the current ones
+        _COMMON.clear()
+    _COMMON[key] = found
+    return found
+
+
+def _owned_by(value: object, provider: str) -> bool:
+    """A document's provider metadata names this provider (a scalar, or one of a list)."""
+    return value == provider or (isinstance(value, list) and provider in value)
+
+
 # Words that ask about a provider in general, naming no subject of their own
 _ONLY_ASKING = QUESTION_WORDS | frozenset(terms("about offer offers provide provides service services product "
                                                 "products sell sells"))
 
 
-_COMMON: dict[tuple[str, int, str], frozenset[str]] = {}
-_LOWER_WORD = re.compile(r"(?<![\w'’-])[a-z][a-z'’-]*")
-
-
-def common_words(kb: KnowledgeBase, provider: str) -> frozenset[str]:
-    """The words of a provider's name its own articles also write in lower case ("water", "insurance",
-    "retirement"): words of the subject, not of the name. Read once per snapshot and provider."""
-    key = (str(kb.home), kb.generation, provider)
-    if key not in _COMMON:
-        if len(_COMMON) > 1024:  # a long-lived server sees many snapshots: keep the current ones
-            _COMMON.clear()
-        own = set(terms(provider))
-        seen: set[str] = set()
-        for doc, info in kb.docs.items():
-            if info.structured and info.metadata.get(PROVIDER) == provider:
-                for chunk in kb.chunks_of(doc):
-                    seen |= {t for w in _LOWER_WORD.findall(chunk.text) for t in terms(w)} & own
-        _COMMON[key] = frozenset(seen)
-    return _COMMON[key]
-
-
 def topic_relevance(kb: KnowledgeBase, question: str, hits: list[Passage], alternatives: dict[str, list[str]],
                     named: dict[str, list[str]]) -> float | None:
     """The relevance of the top hits to the question without the provider names it gives (None when it names
-    none, or asks nothing else): a provider's name finds its articles whatever the subject, and only the
-    rest of the question says whether the knowledge base covers it. A question written all in lower case
-    keeps its names (then this is its relevance, and the floor rarely binds)."""
+    none, asks nothing else, or its other words alone clear TOPIC_FLOOR): a provider's name finds its
+    articles whatever the subject, and only the rest of the question says whether the knowledge base covers
+    it. A question written all in lower case keeps its names (then the floor rarely binds)."""
     values = [value for facet in PROVIDER_FACET for value in named.get(facet) or []]
     names = {t for value in values for t in terms(value)} - set().union(*(common_words(kb, v) for v in values))
     if not names or not hits:
@@ -102,9 +121,11 @@ def topic_relevance(kb: KnowledgeBase, question: str, hits: list[Passage], alter
     if not set(terms(rest)) - _ONLY_ASKING:
         return None  # "tell me about Northwind", "what does Northwind offer": nothing asked but the provider
     top = hits[:3]
+    cov = coverage(rest, alternatives, (f"{h.title} {h.section} {h.text}" for h in top), kb.bm25.idf)
+    if blend(0.0, cov) >= TOPIC_FLOOR:
+        return None  # its words alone clear the floor: not worth embedding the rest (~15 ms a question)
     query = kb.embedder.embed_query(rest)
     dense_top = max(float(v @ query) for v in kb.vectors_of([h.row for h in top]))
-    cov = coverage(rest, alternatives, (f"{h.title} {h.section} {h.text}" for h in top), kb.bm25.idf)
     return round(blend(dense_top, cov), 4)
 
 

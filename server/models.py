@@ -282,7 +282,8 @@ class Relevance(BaseModel):
     coverage: float
     agreement: float
     topic: float | None = Field(None, description="The score without the provider names the query gives (absent "
-                                                  "when it names none); under 0.15 the query is out of scope.")
+                                                  "when it names none, or its other words alone clear 0.15); "
+                                                  "under 0.15 the query is out of scope.")
 
 
 class QueryResponse(BaseModel):

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from citewise.engine.answerability import accepted_types, assess, focus_terms, question_type, question_years
 from citewise.engine.outcomes import subject_words
 from citewise.kb.text import terms
@@ -60,9 +58,11 @@ def test_a_price_question_is_not_answered_by_a_count() -> None:
     # (review) a count that is a price, or money in another currency, still answers
     assert assess("What is the maximum number of ATM withdrawals before a fee applies?",
                   ["You can make up to 4 ATM withdrawals a month before fees apply."], "", set()).ok
-    assert assess("How many points does a lounge pass cost?", ["A lounge pass costs 25,000 points."], "", set()).ok
+    assert assess("How much does a lounge pass cost?", ["A lounge pass costs 25,000 points."], "", set()).ok
     assert assess("How much does the tourist visa cost?", ["The tourist visa costs ₹2,500."], "", set()).ok
-    assert assess("What is the fare to the airport?", ["The airport fare is 120 SEK."], "", set()).ok
+    assert assess("How much does the airport transfer cost?", ["The airport transfer is 120 SEK."], "", set()).ok
+    # (second review) a sentence that names the fee but gives no price for it does not answer
+    assert not assess("How much is the late fee?", ["A late fee applies 15 days after the due date."], "", set()).ok
     # a question that also asks a count keeps the count for that part
     both = "How many bags can I check, and what is the charge for a heavy bag?"
     assert "count" in accepted_types(both, question_type(both))
@@ -90,10 +90,12 @@ def test_a_thing_asked_for_by_name_is_answered_only_when_the_answer_names_it() -
     for question, claim in (("What payment methods do you accept?", "We accept Visa, Mastercard and PayPal."),
                             ("How many business days does a transfer take?", "Transfers arrive within 3 days."),
                             ("What annual fee does the card have?", "The card costs $95 a year."),
-                            ("What if my card is stolen?", "Freeze the card in the app at once."),
+                            ("What if my card is stolen?", "Freeze it in the app at once."),
+                            ("What exactly is covered?", "Accidents and illnesses are covered."),
+                            ("What licence is the package released under?", "It is released under the MIT license."),
                             ("What roll-over option is best for me?", "Rollovers to an IRA keep the tax deferral."),
                             ("How many days after move-in do I have to add to the condition report?",
-                             "Tenants may add items to the move-in report within 7 days.")):
+                             "Tenants may add items to the report within 7 days.")):
         assert assess(question, [claim], "", set()).ok, question
 
 
@@ -173,16 +175,20 @@ def test_a_provider_name_alone_does_not_make_a_question_covered(tmp_path) -> Non
     scope, not an uncertain answer from the loan article. A question the article covers still answers."""
     from citewise import api
     from citewise.engine.pipeline import search_passages
-    from citewise.engine.score import relevance
     from citewise.engine.search import topic_relevance
     from citewise.kb.ingest import ingest
 
     src = provider_articles(tmp_path, "loan", "Savings plan loans at", {
         "Northwind Harbour Mutual": ["Loan setup fee: $75, taken from the loan amount.",
-                                     "Loans are repaid by payroll deduction over 1 to 5 years."],
+                                     "Loans are repaid by payroll deduction over 1 to 5 years.",
+                                     # a name's word once in lower case is still the name's (second review)
+                                     "The term can be changed by mutual agreement."],
         "Fabrikam Trust": ["Loan setup fee: $50.", "Loans are repaid over 1 to 4 years."],
         # a name with a word of the subject, which its own articles write in lower case
-        "Cedar Hollow Water": ["Water bills are sent every quarter.", "A water loan for a new meter runs 2 years."]})
+        "Cedar Hollow Water": ["Water bills are sent every quarter to each water account.",
+                               "A water loan for a new meter runs 2 years."]})
+    cedar = src / "cedar.md"  # a provider given as a list (the KB format allows one)
+    cedar.write_text(cedar.read_text().replace("keeper: Cedar Hollow Water", "keeper: [Cedar Hollow Water]"))
     ingest([src], tmp_path / "home", progress=False)
     home = tmp_path / "home"
     mortgage = api.ask("Can I get a mortgage from Northwind Harbour Mutual?", home=home)
@@ -202,10 +208,12 @@ def test_a_provider_name_alone_does_not_make_a_question_covered(tmp_path) -> Non
     assert topic_relevance(kb, "Can I get a mortgage?", kb.search("mortgage"), {}, {}) is None
     assert topic_relevance(kb, "Tell me about Northwind Harbour Mutual", kb.search("Northwind"), {}, named) is None
     assert topic_relevance(kb, "What does Northwind Harbour Mutual offer?", kb.search("Northwind"), {}, named) is None
-    lower = "can i get a mortgage from northwind harbour mutual"  # names in lower case stay in: its relevance
-    hits = kb.search(lower)
-    whole = relevance(lower, hits, {}, kb.bm25.idf)["score"]
-    assert topic_relevance(kb, lower, hits, {}, named) == pytest.approx(whole, abs=0.01)
+    # names in lower case stay in (a known limit: then the name's words clear the floor, nothing is decided)
+    lower = "can i get a mortgage from northwind harbour mutual"
+    assert topic_relevance(kb, lower, kb.search(lower), {}, named) is None
+    # a rest whose own words are found needs no embedding: it clears the floor by them alone
+    assert topic_relevance(kb, "Are Northwind Harbour Mutual loans repaid by payroll deduction?",
+                           kb.search("loans repaid by payroll deduction"), {}, named) is None
 
 
 def northwind_home(tmp_path: Path, extra: dict[str, str] | None = None, fields: bool = False) -> Path:
