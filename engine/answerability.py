@@ -131,12 +131,10 @@ def accepted_types(question: str, qtype: str) -> set[str]:
     return accepted
 
 
-# A question about a price ("does it charge a fee", "how much does it cost"), not a number of things
-# ("what is the maximum number of loans") or a sum that is not a price ("how much can I borrow")
+# The words of a question about a price ("does it charge a fee", "how much does it cost"), not a sum that
+# is not one ("how much can I borrow")
 _PRICE_QUESTION = re.compile(r"\b(fee|fees|charge|charges|charged|cost|costs|price|prices|expensive)\b",
                              re.IGNORECASE)
-
-
 # A count that is a price: "25,000 points", "40 credits"
 _PRICE_UNIT = re.compile(r"\d[\d,.]*\s*(points|miles|credits|tokens|coins)\b", re.IGNORECASE)
 _COUNT_ASK = re.compile(r"\bhow many\b|\bnumber of\b", re.IGNORECASE)
@@ -402,9 +400,9 @@ _SPELLING = {a: b for pair in _SPELLING_PAIRS for a, b in (pair, pair[::-1])}
 def named_asks(question: str, skip: set[str]) -> list[tuple[str, str]]:
     """The things the question asks for by name, as (the name as asked, the word an answer must state):
     the last word, before any preposition, that is not a particle ("roll-over" -> "rollover", "how many
-    *days* after move-in"). None when that word is a type
-    or quantity noun, asks for the required data, or is in `skip` (the facets that chose the article); nor
-    for a plural after "what" ("what payment methods"): a list of the kind answers it, naming each one."""
+    *days* after move-in"). None when that word is a type or quantity noun, asks for the required data, or
+    is in `skip` (the facets that chose the article); nor for a plural after "what" ("what payment
+    methods"): a list of the kind answers it, naming each one."""
     out = []
     for found in _NAMED_ASK.finditer(asking_part(question)):
         written = [_SPELLING.get(w, w) for w in found.group(2).lower().split()
