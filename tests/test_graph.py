@@ -251,14 +251,24 @@ def test_plain_markdown_and_text_kbs_answer_without_structure(tmp_path: Path) ->
     assert graph.invoke({"question": "How do I bake sourdough bread?"}, context=ctx)["decision"] == "out_of_scope"
 
 
+def _texts(value: Any, key: str = "") -> str:
+    """Every text in the output, keys included, but not its numbers (scores, timings, generations) or its
+    random query id: four digits of an SSN can turn up in those by chance (it failed once on "6789")."""
+    if isinstance(value, dict):
+        return " ".join(f"{k} {_texts(v, k)}" for k, v in value.items())
+    if isinstance(value, list):
+        return " ".join(_texts(v) for v in value)
+    return value if isinstance(value, str) and key != "query_id" else ""
+
+
 def test_personal_data_in_the_question_is_never_echoed(kb_home: Path) -> None:
     question = "My SSN is 123-45-6789 and my email is jo@example.com, what is my balance at the bank?"
     out = run(kb_home, question)
-    dumped = __import__("json").dumps(out)
+    dumped = _texts(out)
     assert out["decision"] == "out_of_scope"
     assert "6789" not in dumped and "example.com" not in dumped and "jo@" not in dumped
     out = run(kb_home, "My SSN is 123-45-6789. How do I roll over my Acme 401(k)?")
-    assert "6789" not in __import__("json").dumps(out)
+    assert "6789" not in _texts(out) and out["response"]["text"]
 
 
 def test_a_facet_value_of_all_covers_whichever_value_a_question_names(tmp_path: Path) -> None:
