@@ -37,6 +37,21 @@ def test_the_governing_articles_fees_are_not_crowded_out_by_another_articles_rul
     assert [c.chunk_id for c in built.chunks][:2] == ["d1#10", "d1#11"] and built.tokens <= 900
 
 
+def test_an_articles_best_hit_ranks_with_its_high_sections_whatever_its_heading() -> None:
+    """A governing article's section with an unknown heading ("How to decide": medium) was the search's best
+    hit, yet it followed a compared article's guardrails that scored nothing, and the budget left it out:
+    the answer missed the filing window it states."""
+    guide = _chunk(0, "medium", "d1", 1.0)
+    hits = [guide, _chunk(1, "critical", "d1", 0.9), _chunk(5, "critical", "d3", 0.0), _chunk(6, "medium", "d2", 0.8)]
+    article = [_chunk(1, "critical", "d1", 0.9), _chunk(2, "high", "d1", 0.0), guide, _chunk(5, "critical", "d3", 0.0)]
+    order = [c.chunk_id for c in order_candidates(hits, article, "d1")]
+    assert order == ["d1#1", "d3#5", "d1#0", "d1#2", "d2#6"]
+    # a medium section the search ranks low keeps its tier
+    low = [replace(guide, score=0.1), _chunk(1, "critical", "d1", 0.9), _chunk(6, "medium", "d2", 0.8),
+           _chunk(7, "medium", "d2", 0.7)]
+    assert [c.chunk_id for c in order_candidates(low, article, "d1")][-1] == "d1#0"
+
+
 def test_labels_follow_context_order_and_text_is_delimited() -> None:
     built = assemble([_chunk(1, "high"), _chunk(2, "critical")], [], None, budget=2000)
     assert [(c.label, c.chunk_id) for c in built.chunks] == [("C1", "d1#2"), ("C2", "d1#1")]
