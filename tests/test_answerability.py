@@ -320,7 +320,8 @@ def test_a_question_about_a_process_or_policy_is_not_an_amount_question() -> Non
               "Does it cost anything to switch plans?", "Will they charge me anything for a paper bill?",
               "What am I being charged?", "What will I be charged for a late payment?",
               "At Copperfield, what's the overdraft fee?", "What\u2019s the fee for a wire?",
-              "What do I get charged if I go over my limit?"):
+              "What do I get charged if I go over my limit?", "What does a cashier's check cost at the bank?",
+              "What would a transfer cost with the app?"):
         assert question_type(q) == "amount", q
     # ... but not a person in charge, a cost of living, a cost to one's credit (the review of that change)
     for q in ("Is there a person in charge of repairs?", "Is there a cost-of-living adjustment?",
