@@ -30,6 +30,19 @@ UNIVERSAL_WORDS = frozenset({"all", "any", "every"})
 UNIVERSAL_FACETS = frozenset(FACETS) - {"topic"}  # a provider or a product; a topic is a subject
 
 
+_CAPITALS = re.compile(r"\b[A-Z]{3,6}\b")
+
+
+def initials(name: str) -> str | None:
+    """The acronym of a name of three capitalised words or more ("Copperfield National Bank" -> "CNB"; the
+    small words of "Bank of the West" are skipped), else None: a shorter one is too ambiguous to read."""
+    caps = [w for w in name.replace("_", " ").split() if w[:1].isupper() and w[:1].isalpha()]
+    small = [w for w in name.replace("_", " ").split() if not w[:1].isupper()]
+    if len(caps) < 3 or any(w.lower() not in FUNCTION_WORDS | {"and", "the", "&"} for w in small):
+        return None
+    return "".join(w[0] for w in caps).upper()
+
+
 def _contains_seq(haystack: list[str], needle: list[str]) -> bool:
     n = len(needle)
     return n > 0 and any(haystack[i:i + n] == needle for i in range(len(haystack) - n + 1))
@@ -44,7 +57,8 @@ class FacetDetector:
     (a brand name such as 'Acme' for 'Acme Retirement'). Rule (d) is measured on the corpus: never a
     preposition or particle, and for a value written as a name (capitalised) only a word the KB
     itself writes as a name — 'retirement' of 'Acme Retirement' is mostly lower case in the text, so
-    "my retirement account" pins no record keeper even if most chunks that say it are Acme's.
+    "my retirement account" pins no record keeper even if most chunks that say it are Acme's. And (e) a
+    name of three capitalised words or more is named by its initials in capitals ("TVEC").
     """
 
     def __init__(self, facets: dict[str, list[str]], synonym_groups: Iterable[list[str]] = (),
@@ -60,6 +74,14 @@ class FacetDetector:
                     if any(squash(m) == squash(f) for m in g for f in forms):
                         forms.update(g)
                 self.variants[(facet, value)] = sorted(forms)
+        # (e) A name of three words or more by its initials, as people write it: "TVEC" for Tamarack Valley
+        # Electric Cooperative. Only in capitals in the question, and only an acronym one value alone has.
+        by_initials: dict[str, set[tuple[str, str]]] = {}
+        for (facet, value), forms in self.variants.items():
+            for form in forms:
+                if (letters := initials(form)) is not None:
+                    by_initials.setdefault(letters, set()).add((facet, value))
+        self.acronyms = {a: next(iter(owners)) for a, owners in by_initials.items() if len(owners) == 1}
         self.distinctive: dict[str, list[tuple[str, str]]] = {}
         if term_precision is not None:
             all_words: dict[str, set[tuple[str, str]]] = {}
@@ -96,6 +118,9 @@ class FacetDetector:
                 if _contains_seq(q_stems, f_stems) or squash(form) in runs:
                     found.setdefault(facet, []).append(value)
                     break
+        for token in _CAPITALS.findall(question):
+            if (owner := self.acronyms.get(token)) is not None and owner[1] not in found.get(owner[0], []):
+                found.setdefault(owner[0], []).append(owner[1])
         for st in set(q_stems):
             for facet, value in self.distinctive.get(st, []):
                 if value not in found.get(facet, []):

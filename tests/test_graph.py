@@ -107,6 +107,22 @@ def test_a_word_shared_by_a_provider_and_a_plan_names_the_provider_it_tells() ->
     assert detector.detect("Will Aurelis match my Gold status?") == {"record_keeper": ["Aurelis Air"]}
 
 
+def test_a_provider_is_named_by_its_initials_in_capitals() -> None:
+    """"When does TVEC give me back my deposit?" names Tamarack Valley Electric Cooperative; a lower-case
+    word that spells the same letters, a two-word name's initials and an acronym two names share do not."""
+    from citewise.engine.facets import FacetDetector
+
+    facets = {"record_keeper": ["Tamarack Valley Electric Cooperative", "Northmere Gas", "Cedar Hill Water",
+                                "Copper Hollow Works", "Bank of the West"]}
+    detector = FacetDetector(facets)
+    assert detector.detect("When does TVEC give me back my deposit?") == {
+        "record_keeper": ["Tamarack Valley Electric Cooperative"]}
+    assert detector.detect("what is tvec?") == {}
+    assert detector.detect("Is NG cheaper?") == {}
+    assert detector.detect("Does CHW bill monthly?") == {}  # Cedar Hill Water or Copper Hollow Works
+    assert detector.detect("Does BOTW charge?") == detector.detect("Does BW charge?") == {}
+
+
 def test_a_names_case_is_read_as_the_index_reads_its_words() -> None:
     """"Zürich", "O'Neil" and "Acme’s" are counted where BM25 counts them (the index's analyser), and a
     word the text writes in lower case is not a name."""
