@@ -16,6 +16,7 @@ from typing import Any
 from ..arguments import check_text
 from ..config import Context
 from ..errors import InputError
+from ..kb.articles import PROVIDER
 from ..retrieval.filters import validate_filter
 from ..retrieval.snapshot import KnowledgeBase
 from .access import UNRESTRICTED, Access, visible_facets
@@ -147,6 +148,22 @@ def understand(kb: KnowledgeBase, ctx: Context, raw: Mapping[str, Any], access: 
     inquiry.expansions = kb.synonyms.expansions(inquiry.question) if ctx.expand_synonyms else []
     if ctx.detect_facets:
         detected = kb.facet_detector.detect(" ".join([inquiry.question, *inquiry.expansions]))
-        inquiry.detected_facets = visible_facets(kb, inquiry.access, detected)
+        inquiry.detected_facets = with_the_provider(kb, visible_facets(kb, inquiry.access, detected))
     inquiry.facet_filters = facet_filter(inquiry.detected_facets, inquiry.filters, kb.facets)
     return inquiry
+
+
+def with_the_provider(kb: KnowledgeBase, detected: dict[str, list[str]]) -> dict[str, list[str]]:
+    """The detected facets without a value no document of the named provider has: "my Corvane apartment"
+    reads as the plan type "apartment lease" (a word mostly another landlord's articles use), but Corvane's
+    are all "residential tenancy"; filtering on both would leave none of the provider's articles. The
+    provider, a name, is the surer reading."""
+    providers = detected.get(PROVIDER)
+    if not providers:
+        return detected
+    out = {PROVIDER: providers}
+    for facet, values in detected.items():
+        if facet != PROVIDER and (keep := [v for v in values if kb.meta.mask(
+                {"$and": [{PROVIDER: {"$in": providers}}, {facet: v}]}).any()]):
+            out[facet] = keep
+    return out

@@ -123,6 +123,25 @@ def test_a_provider_is_named_by_its_initials_in_capitals() -> None:
     assert detector.detect("Does BOTW charge?") == detector.detect("Does BW charge?") == {}
 
 
+def test_a_facet_value_none_of_the_named_providers_documents_has_is_dropped() -> None:
+    """"my Corvane apartment" read as the plan type another landlord's articles use ("apartment lease")
+    filtered out every Corvane article; the provider, a name, wins. A value the provider's documents
+    have stays, and without a provider nothing is dropped."""
+    from types import SimpleNamespace
+
+    from citewise.engine.inquiry import with_the_provider
+    from citewise.retrieval.filters import MetadataIndex
+
+    kb = SimpleNamespace(meta=MetadataIndex([
+        {"record_keeper": "Corvane", "plan_type": "residential tenancy", "topic": "subletting"},
+        {"record_keeper": "Wrenfield", "plan_type": "apartment lease", "topic": "subletting"}]))
+    detected = {"record_keeper": ["Corvane"], "plan_type": ["apartment lease"], "topic": ["subletting"]}
+    assert with_the_provider(kb, detected) == {"record_keeper": ["Corvane"], "topic": ["subletting"]}
+    assert with_the_provider(kb, {"plan_type": ["apartment lease"]}) == {"plan_type": ["apartment lease"]}
+    both = {"record_keeper": ["Corvane", "Wrenfield"], "plan_type": ["apartment lease"]}
+    assert with_the_provider(kb, both) == both
+
+
 def test_a_names_case_is_read_as_the_index_reads_its_words() -> None:
     """"Zürich", "O'Neil" and "Acme’s" are counted where BM25 counts them (the index's analyser), and a
     word the text writes in lower case is not a name."""
