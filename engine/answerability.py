@@ -31,7 +31,10 @@ QUESTION_TYPES: list[tuple[str, re.Pattern[str]]] = [(t, re.compile(p, re.IGNORE
     ("amount", r"\bhow much\b|\bwhat( (is|are|was|were)|'s|\u2019s) the ((?!(for|on|of|about|between|in|to|with|"
                r"if|when|time|age)\b)[\w()'-]+ ){0,4}?(fee|fees|cost|costs|charge|charges|price|amount|minimum|maximum|"
                r"limit|limits|cap)\b(?!-)|\b(minimum|maximum|max|min)\b|\bwhat (fee|fees|does it cost)\b|"
-               r"\bwhat (does|will|would) [^?.]{0,60}\b(charge|cost)"
+               # (a verb: "what does a cheque cost at the bank?", not the noun of "what does the charge at
+               # the top of my bill mean?")
+               r"\bwhat (does|will|would) [^?.]{0,60}\b(?<!\bthe )(?<!\bthis )(?<!\bthat )(?<!\bmy )(?<!\byour )"
+               r"(charge|cost)"
                r"(?=\s*(\?|$|(for|to|per|me|us|them|you|a|an|the|on|if|when|in|at|with|from|through|monthly|annually|each|"
                r"now)\b))|"
                r"\bwhat do (you|they|we) (charge|pay)\b|"

@@ -59,7 +59,7 @@ def order_candidates(hits: list[Passage], article_chunks: list[Passage], article
     best = max((float(h.score or 0.0) for h in items), default=1.0) or 1.0
     # An article's section the search ranks among its best hits is as much the article's answer as its
     # critical and high sections, whatever its heading made its tier ("How to decide" is no known kind).
-    top = {h.chunk_id for h in sorted(hits, key=lambda h: -float(h.score or 0.0))[:TOP_OWN_HITS]}
+    top = {h.chunk_id for h in sorted(hits, key=lambda h: -float(h.score or 0.0))[:TOP_OWN_HITS] if (h.score or 0) > 0}
 
     def tier_of(c: Passage) -> str:
         return "high" if c.doc_id in owners and c.chunk_id in top and tier_order(c.tier) > 1 else c.tier

@@ -58,12 +58,13 @@ class FacetDetector:
     preposition or particle, and for a value written as a name (capitalised) only a word the KB
     itself writes as a name — 'retirement' of 'Acme Retirement' is mostly lower case in the text, so
     "my retirement account" pins no record keeper even if most chunks that say it are Acme's. And (e) a
-    name of three capitalised words or more is named by its initials in capitals ("TVEC").
+    value written as a name of three capitalised words or more is named by its initials in capitals
+    ("TVEC"), unless the KB's text uses those letters for something else ("ATM").
     """
 
     def __init__(self, facets: dict[str, list[str]], synonym_groups: Iterable[list[str]] = (),
                  term_precision: Callable[[str, str, str], float] | None = None, min_precision: float = 0.8,
-                 name_case: Callable[[str], float] | None = None):
+                 name_case: Callable[[str], float] | None = None, occurs: Callable[[str], bool] | None = None):
         self.facets = facets
         groups = [list(g) for g in synonym_groups]
         self.variants: dict[tuple[str, str], list[str]] = {}
@@ -81,7 +82,12 @@ class FacetDetector:
             for form in forms:
                 if (letters := initials(form)) is not None:
                     by_initials.setdefault(letters, set()).add((facet, value))
-        self.acronyms = {a: next(iter(owners)) for a, owners in by_initials.items() if len(owners) == 1}
+        # A word the KB's own text uses ("ATM", "PIN") is a name's acronym only where it tells that value, as
+        # in rule (d): "Is there an ATM fee?" names no Alpha Trust Mutual.
+        self.acronyms = {a: owner for a, owners in by_initials.items() if len(owners) == 1
+                         and (owner := next(iter(owners)))
+                         and (occurs is None or term_precision is None or not occurs(stem(a.lower()))
+                              or term_precision(stem(a.lower()), *owner) >= min_precision)}
         self.distinctive: dict[str, list[tuple[str, str]]] = {}
         if term_precision is not None:
             all_words: dict[str, set[tuple[str, str]]] = {}

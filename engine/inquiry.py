@@ -22,7 +22,7 @@ from ..retrieval.snapshot import KnowledgeBase
 from .access import UNRESTRICTED, Access, visible_facets
 from .artifact_types import ARTIFACT_TYPES
 from .assemble import minimum_context_tokens
-from .facets import facet_filter
+from .facets import combine_filters, facet_clause, facet_filter, universal_values
 from .privacy import mask_values, masked
 from .records import DEFAULT_MAX_TOKENS, Inquiry
 
@@ -148,22 +148,28 @@ def understand(kb: KnowledgeBase, ctx: Context, raw: Mapping[str, Any], access: 
     inquiry.expansions = kb.synonyms.expansions(inquiry.question) if ctx.expand_synonyms else []
     if ctx.detect_facets:
         detected = kb.facet_detector.detect(" ".join([inquiry.question, *inquiry.expansions]))
-        inquiry.detected_facets = with_the_provider(kb, visible_facets(kb, inquiry.access, detected))
+        inquiry.detected_facets = with_the_provider(kb, visible_facets(kb, inquiry.access, detected), inquiry.access)
     inquiry.facet_filters = facet_filter(inquiry.detected_facets, inquiry.filters, kb.facets)
     return inquiry
 
 
-def with_the_provider(kb: KnowledgeBase, detected: dict[str, list[str]]) -> dict[str, list[str]]:
+def with_the_provider(kb: KnowledgeBase, detected: dict[str, list[str]],
+                      access: dict[str, Any] | None = None) -> dict[str, list[str]]:
     """The detected facets without a value no document of the named provider has: "my Corvane apartment"
     reads as the plan type "apartment lease" (a word mostly another landlord's articles use), but Corvane's
     are all "residential tenancy"; filtering on both would leave none of the provider's articles. The
-    provider, a name, is the surer reading."""
+    provider, a name, is the surer reading. Read as the search filters: a document for every provider, or
+    for none, is the provider's too, a value that covers every value matches, and only what the caller may
+    read counts."""
     providers = detected.get(PROVIDER)
     if not providers:
         return detected
+    theirs = combine_filters(access or {}, facet_clause(PROVIDER, {"$in": providers},
+                                                        universal_values(PROVIDER, kb.facets.get(PROVIDER, []))))
     out = {PROVIDER: providers}
     for facet, values in detected.items():
+        universal = universal_values(facet, kb.facets.get(facet, []))
         if facet != PROVIDER and (keep := [v for v in values if kb.meta.mask(
-                {"$and": [{PROVIDER: {"$in": providers}}, {facet: v}]}).any()]):
+                combine_filters(theirs, {facet: {"$in": [v, *universal]}})).any()]):
             out[facet] = keep
     return out

@@ -225,7 +225,8 @@ class KnowledgeBase:
             from ..engine.facets import FacetDetector, name_case_fn, term_precision_fn
 
             self._detector = FacetDetector(self.facets, self.synonyms.groups, term_precision_fn(self),
-                                           name_case=name_case_fn(self))
+                                           name_case=name_case_fn(self),
+                                           occurs=lambda term: self.bm25.rows_containing(term).size > 0)
         return self._detector
 
     def chunk_types(self, doc_id: str) -> frozenset[str]:

@@ -325,6 +325,7 @@ def test_a_question_about_a_process_or_policy_is_not_an_amount_question() -> Non
         assert question_type(q) == "amount", q
     # ... but not a person in charge, a cost of living, a cost to one's credit (the review of that change)
     for q in ("Is there a person in charge of repairs?", "Is there a cost-of-living adjustment?",
+              "What does the charge at the top of my bill mean?", "What does the cost from the utility include?",
               "Are there any costs to my credit score if I pay late?", "Are there any charges pending against me?"):
         assert question_type(q) != "amount", q
     # "is there a fee" is answered by a fee named between "no" and "fee" too, not by "no fee waiver"

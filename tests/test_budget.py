@@ -39,8 +39,9 @@ def test_the_governing_articles_fees_are_not_crowded_out_by_another_articles_rul
 
 def test_an_articles_best_hit_ranks_with_its_high_sections_whatever_its_heading() -> None:
     """A governing article's section with an unknown heading ("How to decide": medium) was the search's best
-    hit, yet it followed a compared article's guardrails that scored nothing, and the budget left it out:
-    the answer missed the filing window it states."""
+    hit, yet it came after every critical and high chunk of the article and of a compared one (guardrails
+    that scored nothing, both articles' steps), and the budget left it out: the answer missed the filing
+    window it states. It now ranks with the high sections (after the critical ones, by position)."""
     guide = _chunk(0, "medium", "d1", 1.0)
     hits = [guide, _chunk(1, "critical", "d1", 0.9), _chunk(5, "critical", "d3", 0.0), _chunk(6, "medium", "d2", 0.8)]
     article = [_chunk(1, "critical", "d1", 0.9), _chunk(2, "high", "d1", 0.0), guide, _chunk(5, "critical", "d3", 0.0)]
@@ -50,6 +51,9 @@ def test_an_articles_best_hit_ranks_with_its_high_sections_whatever_its_heading(
     low = [replace(guide, score=0.1), _chunk(1, "critical", "d1", 0.9), _chunk(6, "medium", "d2", 0.8),
            _chunk(7, "medium", "d2", 0.7)]
     assert [c.chunk_id for c in order_candidates(low, article, "d1")][-1] == "d1#0"
+    # a hit that scored nothing is not one of the best, however few hits there are
+    unscored = [replace(guide, score=0.0), _chunk(6, "medium", "d2", 0.9)]
+    assert [c.chunk_id for c in order_candidates(unscored, article, "d1")][-2:] == ["d2#6", "d1#0"]
 
 
 def test_labels_follow_context_order_and_text_is_delimited() -> None:

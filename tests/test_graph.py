@@ -121,6 +121,14 @@ def test_a_provider_is_named_by_its_initials_in_capitals() -> None:
     assert detector.detect("Is NG cheaper?") == {}
     assert detector.detect("Does CHW bill monthly?") == {}  # Cedar Hill Water or Copper Hollow Works
     assert detector.detect("Does BOTW charge?") == detector.detect("Does BW charge?") == {}
+    # letters the KB's text uses for something else name no provider; its own acronym, used by it, does
+    banks = {"record_keeper": ["Alpha Trust Mutual", "Copper National Bank"]}
+    precision = {("atm", "record_keeper", "Alpha Trust Mutual"): 0.1,
+                 ("cnb", "record_keeper", "Copper National Bank"): 1.0}
+    detector = FacetDetector(banks, term_precision=lambda term, facet, value: precision.get((term, facet, value), 0.0),
+                             occurs=lambda term: term in ("atm", "cnb"))
+    assert detector.detect("Is there an ATM fee?") == {}
+    assert detector.detect("Does CNB charge for it?") == {"record_keeper": ["Copper National Bank"]}
 
 
 def test_a_facet_value_none_of_the_named_providers_documents_has_is_dropped() -> None:
@@ -134,12 +142,24 @@ def test_a_facet_value_none_of_the_named_providers_documents_has_is_dropped() ->
 
     kb = SimpleNamespace(meta=MetadataIndex([
         {"record_keeper": "Corvane", "plan_type": "residential tenancy", "topic": "subletting"},
-        {"record_keeper": "Wrenfield", "plan_type": "apartment lease", "topic": "subletting"}]))
+        {"record_keeper": "Wrenfield", "plan_type": "apartment lease", "topic": "subletting"}]), facets={})
     detected = {"record_keeper": ["Corvane"], "plan_type": ["apartment lease"], "topic": ["subletting"]}
     assert with_the_provider(kb, detected) == {"record_keeper": ["Corvane"], "topic": ["subletting"]}
     assert with_the_provider(kb, {"plan_type": ["apartment lease"]}) == {"plan_type": ["apartment lease"]}
     both = {"record_keeper": ["Corvane", "Wrenfield"], "plan_type": ["apartment lease"]}
     assert with_the_provider(kb, both) == both
+    # read as the search filters: a document for every provider, or for none, is the named provider's too
+    shared = SimpleNamespace(meta=MetadataIndex([
+        {"record_keeper": "Corvane", "topic": "repairs"}, {"record_keeper": "All providers", "topic": "lost_card"},
+        {"topic": "fraud"}]), facets={"record_keeper": ["All providers", "Corvane"]})
+    asked = {"record_keeper": ["Corvane"], "topic": ["lost_card", "fraud", "joint_accounts"]}
+    assert with_the_provider(shared, asked) == {"record_keeper": ["Corvane"], "topic": ["lost_card", "fraud"]}
+    # ... and only what the caller may read: Corvane's apartment lease in another namespace is not Corvane's here
+    split = SimpleNamespace(meta=MetadataIndex([
+        {"record_keeper": "Corvane", "plan_type": "residential tenancy", "namespace": "a"},
+        {"record_keeper": "Corvane", "plan_type": "apartment lease", "namespace": "b"}]), facets={})
+    assert "plan_type" not in with_the_provider(split, detected, {"namespace": "a"})
+    assert with_the_provider(split, detected, {"namespace": "b"})["plan_type"] == ["apartment lease"]
 
 
 def test_a_names_case_is_read_as_the_index_reads_its_words() -> None:
