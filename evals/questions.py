@@ -215,7 +215,21 @@ def run(questions: list[dict[str, Any]], home: Path, *, split: str = "all",
     for entry in [q for q in questions if split == "all" or split_of(q["id"]) == split]:
         result, ms = answer_entry(entry, home, answer, context)
         rows.append({**judge(entry, result), "confidence": result.get("confidence"), "latency_ms": ms})
+    held = quarantined(home, context.get("database_url"))
+    for row in rows:
+        row["source_quarantined"] = bool(held & set(_as_list(row["expected"].get("article"))))
     return report_of(rows, split)
+
+
+def quarantined(home: Path, database_url: str | None = None) -> set[str]:
+    """The documents the KB holds but never answers from (they address the assistant: kb/articles.py
+    quarantines them whole). A question whose source is one of them cannot pass while that policy stands;
+    the report counts them apart, so the policy's cost is measured, not hidden in the pass rate."""
+    from ..config import Context
+    from ..engine.pipeline import open_snapshot
+
+    kb = open_snapshot(Context(home=str(home), **({"database_url": database_url} if database_url else {})))
+    return {d for d, info in kb.docs.items() if info.metadata.get("quarantined")}
 
 
 def answer_entry(entry: dict[str, Any], home: Path, answer: Callable[..., dict[str, Any]] | None,
@@ -237,6 +251,8 @@ def report_of(rows: list[dict[str, Any]], split: str) -> dict[str, Any]:
     categories = sorted({r["category"] for r in rows})
     return {"split": split, **summarize(rows),
             "by_category": {c: summarize([r for r in rows if r["category"] == c]) for c in categories},
+            "source_quarantined": {"questions": sum(r.get("source_quarantined", False) for r in rows),
+                                   "passed": sum(r.get("source_quarantined", False) and r["pass"] for r in rows)},
             "latency_ms_p50": latencies[n // 2] if n else None,
             "latency_ms_p95": latencies[min(n - 1, int(n * 0.95))] if n else None,
             "rows": rows}
@@ -353,6 +369,9 @@ def print_report(report: dict[str, Any], name: str) -> None:
           f"never-say {report['never_say_violations']}  false-abstain {report['false_abstain_rate']}  "
           f"false-answer {report['false_answer_rate']}  p50 {report['latency_ms_p50']} ms")
     print("checks: " + "  ".join(f"{k} {v:.1%}" for k, v in report["checks"].items() if v is not None))
+    if (held := report.get("source_quarantined") or {}).get("questions"):
+        print(f"source quarantined (addresses the assistant; never answered from): {held['questions']} questions, "
+              f"{held['passed']} passed")
     print(f"{'category':<16}{'n':>5}{'pass':>8}")
     for c, s in report["by_category"].items():
         print(f"{c:<16}{s['questions']:>5}{s['pass_rate']:>8.1%}")
