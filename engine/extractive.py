@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 
 ANSWER_TYPES = ANSWER_SOURCES - {"steps"}  # steps are listed as steps, not as answer components
 MAX_COMPONENTS, MAX_STEPS, MAX_WARNINGS = 4, 12, 5
+MAX_CONDITIONS = 6  # an eligibility list this short is given whole (see whole_conditions); not fitted
 TYPE_BONUS = 0.20  # chosen on the dev split of the eval sets
 EXACT_BONUS = 0.15  # a sentence in the question's own terms (its unit, a deadline); chosen on dev
 BAND_BONUS = TYPE_BONUS  # a sentence stating the band the question's quantity falls in: as telling as its type
@@ -207,6 +208,8 @@ class ExtractiveGenerator:
             if any(similar(text, other) for other, d in components if d.doc_id == c.doc_id):
                 continue  # a repeat of this document's own claim (another provider's parallel rule is not one)
             components.append((text, c))
+        components = whole_conditions(components, lambda c: [out for _, out in _units(c)
+                                                             if answerable_unit(out) and allowed(out, c.doc_id)])
         if not components:  # nothing overlaps lexically: fall back to the lead of the best answer chunk
             lead = next((c for c in chunks if c.chunk_type in ANSWER_TYPES and (source is None or c.doc_id == source)),
                         None)
@@ -289,6 +292,28 @@ class ExtractiveGenerator:
             if len(warnings) < MAX_WARNINGS and not any(similar(w, o) for o in warnings + taken):
                 warnings.append(w)
         return warnings
+
+
+def whole_conditions(components: list[tuple[str, ContextChunk]],
+                     units_of: Callable[[ContextChunk], list[str]]) -> list[tuple[str, ContextChunk]]:
+    """An eligibility section's conditions all hold at once: the one that matched the question ("...or
+    receives SSDI") is not the answer without the others (the income limit, the account in one's own
+    name). Where an answer quotes one, the section's other conditions follow it, in their order, when the
+    section is a short list (MAX_CONDITIONS); a longer one is not a checklist of conditions."""
+    out: list[tuple[str, ContextChunk]] = []
+    done: set[str] = set()
+    for text, chunk in components:
+        if any(text == t and d.chunk_id == chunk.chunk_id for t, d in out):
+            continue  # a condition already given with its list
+        out.append((text, chunk))
+        if chunk.chunk_type != "eligibility" or chunk.chunk_id in done:
+            continue
+        done.add(chunk.chunk_id)
+        conditions = units_of(chunk)
+        if len(conditions) <= MAX_CONDITIONS:  # (another provider's parallel condition is not a repeat)
+            out += [(c, chunk) for c in conditions if not any(
+                similar(c, t) for t, d in [*out, *components] if d.doc_id == chunk.doc_id)]
+    return out
 
 
 def similar(a: str, b: str) -> bool:

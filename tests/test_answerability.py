@@ -422,6 +422,35 @@ def test_the_answer_leads_with_the_limit_a_deadline_question_asks_for() -> None:
     assert draft.sections[0].answer_components[0].startswith("Documents are due within 30 calendar days")
 
 
+def test_an_eligibility_condition_is_given_with_the_others_of_its_list() -> None:
+    """"I'm 58 and on SSDI. Can I get the discount?" matched the age-or-SSDI condition; the income limit the
+    applicant must also meet was left out. An eligibility list's conditions all hold at once: quoting one
+    quotes them all (a short list; a long one is not a checklist of conditions)."""
+    from citewise.engine.extractive import MAX_CONDITIONS, ExtractiveGenerator
+    from citewise.engine.generate import AnswerRequest
+    from citewise.engine.records import ContextChunk
+
+    eligibility = ("- The account holder is 65 or older, or receives disability benefits (SSDI).\n"
+                   "- Total household income is under $41,500 a year.\n"
+                   "- The water account is in the applicant's own name.")
+    rules = "- The discount is 30% off the base charge.\n- Only one discount per household."
+    chunks = [ContextChunk("C1", "d#1", "d", "Discount", "eligibility", "high", eligibility),
+              ContextChunk("C2", "d#2", "d", "Discount", "business_rules", "critical", rules)]
+    draft = ExtractiveGenerator().generate(AnswerRequest("I'm 58 and on SSDI. Can I get the discount?", "", chunks,
+                                                         "d", {}))
+    said = " ".join(draft.sections[0].answer_components)
+    assert "SSDI" in said and "$41,500" in said and "own name" in said
+    # a long list is not given whole
+    items = ["Applicants on SSDI qualify at any age.", "The home must be the main residence all year.",
+             "Income stays below the county median.", "Meters are read monthly by city staff.",
+             "No unpaid balance older than ninety days remains.", "Each household holds one account only.",
+             "Landlords cannot apply for their tenants.", "Paper forms reach the office by post."]
+    long_list = "\n".join(f"- {item}" for item in items[:MAX_CONDITIONS + 1])
+    chunks[0] = ContextChunk("C1", "d#1", "d", "Discount", "eligibility", "high", long_list)
+    draft = ExtractiveGenerator().generate(AnswerRequest("Can I get the discount on SSDI?", "", chunks, "d", {}))
+    assert sum(c.split(" [")[0] in items for c in draft.sections[0].answer_components) < MAX_CONDITIONS + 1
+
+
 def test_which_data_to_collect_comes_from_an_article_even_when_a_guide_leads_the_search(tmp_path) -> None:
     """A how-to guide about the same task can take the search's first hits; the fields to collect are
     still the article's (a plain guide has none), so required_data is not reported out of scope."""
