@@ -103,13 +103,30 @@ def review(dropped: list[Dropped]) -> dict[str, Any]:
                         for d in dropped]}
 
 
+# English words that say how a question is put, never what it is about: pronouns and quantifiers, the light
+# verbs of everyday speech ("I *got* stung", "*put* in a friend's card"), prepositions, time adverbs. A list of
+# what the knowledge base "says nothing about" names the subject's words, in words a person would use, not
+# "got, something, once". (Only for the words echoed back: search and scoring read every word.)
+PLAIN_WORDS = frozenset(stem(w) for w in words(
+    "he she him her his hers they them their theirs it itself someone somebody something anyone anybody anything "
+    "everyone everybody everything nobody nothing some any all every each both either neither other another own "
+    "same one ones get gets got gotten getting put puts putting take takes took taken taking make makes made making "
+    "go goes went gone going come comes came coming give gives gave given keep keeps kept let lets say says said "
+    "tell told know knew known want wants wanted need needs needed try tried seem seems look looks think thought "
+    "happen happens happened now still already yet ever again too much many more less really actually even here "
+    "once twice ago soon later today tonight yesterday tomorrow instead maybe please thanks okay yes about above "
+    "across after against along among around before behind below beneath beside between beyond down during except "
+    "from inside near off onto out outside over past since through throughout toward towards under until upon "
+    "within without away back"))
+
+
 def subject_words(question: str) -> list[str]:
     """The question's content words, personal data masked first and numbers left out: these are
     echoed back to the user and must not repeat an SSN or an email address."""
     text, _ = mask_pii(question)
     text = re.sub(r"\[[A-Z_]+\]", " ", text)
     return list(dict.fromkeys(w for w in words(text) if w not in STOPWORDS and len(w) > 2 and not w.isdigit()
-                              and stem(w) not in ASKING_WORDS))
+                              and stem(w) not in ASKING_WORDS | PLAIN_WORDS))
 
 
 def abstained(kb: KnowledgeBase, inquiry: Inquiry, relevance: Relevance, reason: str = "") -> dict[str, Any]:
