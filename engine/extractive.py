@@ -208,8 +208,7 @@ class ExtractiveGenerator:
             if any(similar(text, other) for other, d in components if d.doc_id == c.doc_id):
                 continue  # a repeat of this document's own claim (another provider's parallel rule is not one)
             components.append((text, c))
-        components = whole_conditions(components, lambda c: [out for _, out in _units(c)
-                                                             if answerable_unit(out) and allowed(out, c.doc_id)])
+        components = whole_conditions(components, allowed, always)
         if not components:  # nothing overlaps lexically: fall back to the lead of the best answer chunk
             lead = next((c for c in chunks if c.chunk_type in ANSWER_TYPES and (source is None or c.doc_id == source)),
                         None)
@@ -294,25 +293,28 @@ class ExtractiveGenerator:
         return warnings
 
 
-def whole_conditions(components: list[tuple[str, ContextChunk]],
-                     units_of: Callable[[ContextChunk], list[str]]) -> list[tuple[str, ContextChunk]]:
+def whole_conditions(components: list[tuple[str, ContextChunk]], allowed: Callable[[str, str | None], bool],
+                     always: list[str]) -> list[tuple[str, ContextChunk]]:
     """An eligibility section's conditions all hold at once: the one that matched the question ("...or
     receives SSDI") is not the answer without the others (the income limit, the account in one's own
     name). Where an answer quotes one, the section's other conditions follow it, in their order, when the
-    section is a short list (MAX_CONDITIONS); a longer one is not a checklist of conditions."""
+    section is a short list (MAX_CONDITIONS, counted before Never-say filtering); a longer one is not a
+    checklist of conditions. One list per document (the answer stays short), none cut by the budget (its
+    last condition would be a fragment), and never a condition an Always-rule already gives as a warning."""
     out: list[tuple[str, ContextChunk]] = []
-    done: set[str] = set()
+    listed: set[str] = set()  # documents whose list is given
     for text, chunk in components:
         if any(text == t and d.chunk_id == chunk.chunk_id for t, d in out):
             continue  # a condition already given with its list
         out.append((text, chunk))
-        if chunk.chunk_type != "eligibility" or chunk.chunk_id in done:
+        if chunk.chunk_type != "eligibility" or chunk.doc_id in listed or chunk.truncated:
             continue
-        done.add(chunk.chunk_id)
-        conditions = units_of(chunk)
+        listed.add(chunk.doc_id)
+        conditions = [unit for _, unit in _units(chunk) if answerable_unit(unit)]
         if len(conditions) <= MAX_CONDITIONS:  # (another provider's parallel condition is not a repeat)
-            out += [(c, chunk) for c in conditions if not any(
-                similar(c, t) for t, d in [*out, *components] if d.doc_id == chunk.doc_id)]
+            out += [(c, chunk) for c in conditions if allowed(c, chunk.doc_id)
+                    and not any(similar(c, w) for w in always)
+                    and not any(similar(c, t) for t, d in [*out, *components] if d.doc_id == chunk.doc_id)]
     return out
 
 

@@ -215,21 +215,36 @@ def run(questions: list[dict[str, Any]], home: Path, *, split: str = "all",
     for entry in [q for q in questions if split == "all" or split_of(q["id"]) == split]:
         result, ms = answer_entry(entry, home, answer, context)
         rows.append({**judge(entry, result), "confidence": result.get("confidence"), "latency_ms": ms})
-    held = quarantined(home, context.get("database_url"))
-    for row in rows:
-        row["source_quarantined"] = bool(held & set(_as_list(row["expected"].get("article"))))
-    return report_of(rows, split)
+    return report_of(rows, split, quarantined(home, context))
 
 
-def quarantined(home: Path, database_url: str | None = None) -> set[str]:
-    """The documents the KB holds but never answers from (they address the assistant: kb/articles.py
-    quarantines them whole). A question whose source is one of them cannot pass while that policy stands;
-    the report counts them apart, so the policy's cost is measured, not hidden in the pass rate."""
+def quarantined(home: Path, context: dict[str, Any]) -> dict[str, bool] | None:
+    """Each document of the KB -> whether it is held back (it addresses the assistant: kb/articles.py
+    quarantines it whole, and it is never answered from), read with the settings the answers used; None when
+    the KB cannot be read (the count is then "not measured", and the eval's report is not lost for it)."""
+    from dataclasses import fields
+
     from ..config import Context
     from ..engine.pipeline import open_snapshot
+    from ..errors import CitewiseError
 
-    kb = open_snapshot(Context(home=str(home), **({"database_url": database_url} if database_url else {})))
-    return {d for d, info in kb.docs.items() if info.metadata.get("quarantined")}
+    known = {f.name for f in fields(Context)}
+    try:
+        kb = open_snapshot(Context(home=str(home), **{k: v for k, v in context.items() if k in known}))
+    except (CitewiseError, OSError, ValueError):
+        return None
+    return {d: bool(info.metadata.get("quarantined")) for d, info in kb.docs.items()}
+
+
+def source_quarantined(row: dict[str, Any], held: dict[str, bool]) -> bool:
+    """An answerable question whose every accepted source in the KB (the entry may also list other spellings
+    of a document's id) is quarantined: it cannot pass while that policy stands (a question expecting an
+    abstention still can)."""
+    expected = row["expected"]
+    sources = [a for a in _as_list(expected.get("article")) if a in held]
+    decisions = [d for d in _as_list(expected.get("decision")) if d is not None]
+    return (bool(sources) and all(held[a] for a in sources)
+            and (not decisions or any(d in ANSWERED for d in decisions)))
 
 
 def answer_entry(entry: dict[str, Any], home: Path, answer: Callable[..., dict[str, Any]] | None,
@@ -245,14 +260,19 @@ def answer_entry(entry: dict[str, Any], home: Path, answer: Callable[..., dict[s
     return result, round((time.perf_counter() - started) * 1000, 1)
 
 
-def report_of(rows: list[dict[str, Any]], split: str) -> dict[str, Any]:
+def report_of(rows: list[dict[str, Any]], split: str, held: dict[str, bool] | None = None) -> dict[str, Any]:
+    """Totals, per-category rates and rows. `held`: the quarantined documents; the questions that expect one
+    as their source are counted apart, so the policy's cost is measured, not hidden in the pass rate."""
+    for row in rows:
+        row["source_quarantined"] = None if held is None else source_quarantined(row, held)
     latencies = sorted(r["latency_ms"] for r in rows)
     n = len(rows)
     categories = sorted({r["category"] for r in rows})
     return {"split": split, **summarize(rows),
             "by_category": {c: summarize([r for r in rows if r["category"] == c]) for c in categories},
-            "source_quarantined": {"questions": sum(r.get("source_quarantined", False) for r in rows),
-                                   "passed": sum(r.get("source_quarantined", False) and r["pass"] for r in rows)},
+            "source_quarantined": None if held is None else {
+                "questions": sum(bool(r["source_quarantined"]) for r in rows),
+                "passed": sum(bool(r["source_quarantined"]) and r["pass"] for r in rows)},
             "latency_ms_p50": latencies[n // 2] if n else None,
             "latency_ms_p95": latencies[min(n - 1, int(n * 0.95))] if n else None,
             "rows": rows}
@@ -311,7 +331,7 @@ def run_langsmith(questions: list[dict[str, Any]], home: Path, *, name: str, spl
         entry = item["example"].outputs["entry"]
         out = item["run"].outputs or {}
         rows.append({**judge(entry, out), "confidence": out.get("confidence"), "latency_ms": latency[entry["id"]]})
-    return report_of(rows, split)
+    return report_of(rows, split, quarantined(home, context))
 
 
 def prepared_home(eval_set: EvalSet, tmp: Path) -> Path:

@@ -96,7 +96,8 @@ def configuration(context: Any, **extra: Any) -> dict[str, Any]:
 
 
 def from_report(kind: str, eval_set: str, report: dict[str, Any], config: dict[str, Any]) -> EvalRun:
-    metrics = {k: report.get(k) for k in (*METRICS, "questions", "checks", "by_category") if k in report}
+    metrics = {k: report.get(k) for k in (*METRICS, "questions", "checks", "by_category", "source_quarantined")
+               if k in report}
     return EvalRun(kind=kind, eval_set=eval_set, split=report.get("split", "all"), metrics=metrics,
                    rows=report.get("rows", []), config=config, revision=revision())
 

@@ -149,6 +149,11 @@ def test_a_contraction_is_never_a_subject_the_knowledge_base_lacks() -> None:
         "stung", "extra", "charge", "buying", "stuff", "bali"]
     assert subject_words("My Tidewell phone won't work when I put in my friend's card from another company") == [
         "tidewell", "phone", "work", "friends", "card", "company"]
+    # ... read as written, not by stem, and not the words that make subjects ("down payment", "back pain")
+    for question, subject in (("Is there an exception to the late fee?", "exception"),
+                              ("Is a down payment needed?", "down"), ("Evening appointments?", "evening"),
+                              ("Who is the lettings agent?", "lettings"), ("Is back pain covered?", "back")):
+        assert subject in subject_words(question), question
     assert {"dont", "there", "what"}.isdisjoint(focus_terms(question, set(), "other"))
     assert "ill" in subject_words("My dog is ill.") and "id" in terms("Bring your photo id.")  # words too
 
@@ -454,6 +459,25 @@ def test_an_eligibility_condition_is_given_with_the_others_of_its_list() -> None
     chunks[0] = ContextChunk("C1", "d#1", "d", "Discount", "eligibility", "high", long_list)
     draft = ExtractiveGenerator().generate(AnswerRequest("Can I get the discount on SSDI?", "", chunks, "d", {}))
     assert sum(c.split(" [")[0] in items for c in draft.sections[0].answer_components) < MAX_CONDITIONS + 1
+    # not a condition an Always-rule gives as a warning already, not a list the budget cut, one list per document
+    from dataclasses import replace
+
+    chunks[0] = ContextChunk("C1", "d#1", "d", "Discount", "eligibility", "high", eligibility)
+    rules_of = {"d": {"always": ["Always: state that the account must be in the applicant's own name."]}}
+    draft = ExtractiveGenerator().generate(AnswerRequest("I'm 58 and on SSDI. Can I get the discount?", "", chunks,
+                                                         "d", rules_of))
+    assert not any("own name" in c for c in draft.sections[0].answer_components)
+    cut = [replace(chunks[0], text=eligibility.rsplit(" own name", 1)[0], truncated=True), chunks[1]]
+    draft = ExtractiveGenerator().generate(AnswerRequest("I'm 58 and on SSDI. Can I get the discount?", "", cut,
+                                                         "d", {}))
+    assert not any("account is in the applicant" in c for c in draft.sections[0].answer_components)
+    second = ContextChunk("C3", "d#3", "d", "Discount", "eligibility", "high",
+                          "- Renters on SSDI apply through the landlord.\n- The landlord signs form B.\n"
+                          "- The lease runs a year or more.")
+    draft = ExtractiveGenerator().generate(AnswerRequest("I'm 58 and on SSDI. Can I get the discount?", "",
+                                                         [*chunks, second], "d", {}))
+    said = " ".join(draft.sections[0].answer_components)
+    assert "$41,500" in said and not ("form B" in said and "a year or more" in said)
 
 
 def test_which_data_to_collect_comes_from_an_article_even_when_a_guide_leads_the_search(tmp_path) -> None:

@@ -46,6 +46,10 @@ def test_off_topic_question_abstains_without_citations(kb_home: Path) -> None:
     assert out["decision"] == "out_of_scope" and out["citations"] == []
     assert "I don't have information about that in this knowledge base" in out["response"]["text"]
     assert "generate" not in out["metadata"]["timings_ms"]  # abstained before any generation
+    assert out["metadata"]["suggested_content"] == "capital france"
+    # a question of plain words only suggests nothing to ingest (the text says "this subject", metadata nothing)
+    out = run(kb_home, "What about it, from before?")
+    assert out["decision"] == "out_of_scope" and out["metadata"]["suggested_content"] == ""
 
 
 def test_required_data_mode_stops_after_extraction(kb_home: Path) -> None:

@@ -77,9 +77,15 @@ def test_questions_whose_source_is_quarantined_are_counted_apart(tmp_path: Path)
                   "article": "nw-fees"},
                  {"id": "q2", "category": "t", "question": "How long does Northwind hold a $6,000 check?",
                   "article": "nw-holds"}]
-    report = run(questions, home)
-    assert [r["source_quarantined"] for r in report["rows"]] == [False, True]
+    abstain = {"id": "q3", "category": "t", "question": "Does Northwind waive check holds for veterans?",
+               "article": "nw-holds", "decision": ["uncertain", "out_of_scope"]}  # can pass all the same
+    report = run([*questions, abstain], home)
+    assert [r["source_quarantined"] for r in report["rows"]] == [False, True, False]
     assert report["source_quarantined"] == {"questions": 1, "passed": 0}
+    # a KB that cannot be read after the answers: the count is "not measured", the report is not lost
+    stub = {"decision": "can_proceed", "response": {"text": "$25"}, "citations": [], "article_reference": None}
+    report = run(questions, tmp_path / "nowhere", answer=lambda *a, **k: stub)
+    assert report["source_quarantined"] is None and report["questions"] == 2
 
 
 def test_judge_checks_an_artifact_by_its_markdown_and_headings() -> None:
