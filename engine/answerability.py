@@ -278,6 +278,16 @@ def _bands(sentence: str, unit: str) -> tuple[Band, ...]:
         (rf"{_EXCLUSIVE_HIGH}\s?{_NUM}{u}", True, True, False),
         (rf"{_INCLUSIVE_HIGH}\s?{_NUM}{u}|(?:no|not) (?:more|longer) than\s?{_NUM}{u}|"
          rf"{_NUM}{u}\s(?:or|and) (?:less|fewer|under|shorter)", True, True, True))
+    if unit == "age":  # an age band is as often written after "aged" with no unit: "children aged 5 to 11"
+        not_years = r"(?![\d.,]?\d|\s?(?:-\s?)?(?:months?|weeks?|days?)\b)"  # "aged 6 to 24 months": a baby's age
+        for m in re.finditer(rf"\b(?:aged?|ages)\s+(?:between\s+)?{_NUM}\s?(?:to|-|–|through|and)\s?"
+                             rf"({_EXCLUSIVE_HIGH}\s)?{_NUM}{not_years}", sentence, re.IGNORECASE):
+            if not any(a < m.end() and m.start() < b for a, b in ranges):
+                out.append((_number(m.group(1)), _number(m.group(3)), True, not m.group(2)))
+                ranges.append(m.span())
+        open_ends += (
+            (rf"\b(?:aged?|ages)\s+{_NUM}\s(?:or|and) (?:over|older|above|more){not_years}", False, True, False),
+            (rf"\b(?:aged?|ages)\s+{_EXCLUSIVE_HIGH}\s?{_NUM}{not_years}", True, True, False))
     for pattern, upper, low_in, high_in in open_ends:
         for m in re.finditer(pattern, sentence, re.IGNORECASE):
             if any(a <= m.start() < b for a, b in ranges):

@@ -915,6 +915,24 @@ def test_the_band_a_question_s_quantity_falls_in_is_its_answer() -> None:
     assert not in_stated_band("It took 6 hours.", codes)  # bounded: long units are never read
 
 
+def test_an_age_band_written_after_aged_holds_the_asker_s_age() -> None:
+    """"Children aged 8 to 11 may take one connection" is the rule for a 9-year-old, though the band has
+    no unit after it; its neighbours, and a baby's age in months, are not."""
+    from citewise.engine.answerability import band_width, in_stated_band
+
+    nine = "What does it cost for my 9-year-old daughter, and may she take a connecting flight?"
+    assert band_width(nine, "Children aged 8 to 11 may take one connection of at least 90 minutes.") == 3
+    assert band_width(nine, "The service is mandatory for children aged 5 to 11 flying alone.") == 6
+    assert not in_stated_band(nine, "Children aged 5 to 7 may travel on non-stop flights only.")
+    assert not in_stated_band(nine, "It is optional for passengers aged 12 to 17.")
+    assert not in_stated_band(nine, "Babies aged 6 to 24 months fly on a lap.")  # months, not years
+    assert in_stated_band(nine, "Only children aged under 12 need the form.")
+    assert not in_stated_band(nine, "Passengers aged 65 or over get priority.")
+    assert in_stated_band("I am 70 years old.", "Passengers aged 65 or over get priority.")
+    # written with its unit too, one band, not two
+    assert band_width(nine, "Children aged 8 to 11 years old may connect.") == 3
+
+
 def test_the_extractive_answer_leads_with_the_band_the_case_falls_in(tmp_path) -> None:
     from citewise import api
 
