@@ -435,17 +435,31 @@ def named_asks(question: str, skip: set[str]) -> list[tuple[str, str]]:
     return out
 
 
+def answer_of(claim: str) -> str:
+    """What a claim states: an FAQ entry is quoted with its question ("I have a Classic ticket. What do I
+    get if I cancel? Either an eCredit..."), whose figures and names are asked there, not answered."""
+    _, asked, answer = claim.rpartition("? ")
+    return answer if asked else claim
+
+
+def of_type(sentence: str, kinds: set[str], accepted: set[str], priced: bool) -> bool:
+    """Whether a sentence (of `kinds`) is of a type the question accepts. A bare number prices nothing
+    (`priced`: a price question): "the switch applies within 1 business day", "buy out from lease year 5",
+    "My son is 14" do not answer what it costs; "25,000 points" does."""
+    matched = kinds & accepted
+    return bool(matched) and not (matched == {"count"} and priced and not _PRICE_UNIT.search(sentence))
+
+
 def assess(question: str, claims: list[str], context_text: str, facet_terms: set[str]) -> Answerability:
     """Whether the answer's claims answer the question's type and focus, and what is missing if not."""
     qtype = question_type(question)
     focus = focus_terms(question, facet_terms, qtype)
     out = Answerability(qtype, focus)
+    answers = [answer_of(c) for c in claims]  # (an FAQ's question says what its answer is about, not the answer)
     if qtype in ACCEPTS:
         accepted = accepted_types(question, qtype)
-        typed = [c for c in claims if (kinds := sentence_types(c)) & accepted
-                 # a bare number prices nothing: "the switch applies within 1 business day", "buy out from
-                 # lease year 5" do not answer what it costs; "25,000 points" does
-                 and not (kinds & accepted == {"count"} and price_question(question) and not _PRICE_UNIT.search(c))]
+        priced = price_question(question)
+        typed = [c for c, a in zip(claims, answers, strict=True) if of_type(a, sentence_types(a), accepted, priced)]
         family = FAMILY_WORDS.get(qtype, frozenset())
         if focus and set(focus) <= family:
             wanted = set(family)  # "how much does it charge": any fee, charge, cost or rate answers
@@ -462,10 +476,10 @@ def assess(question: str, claims: list[str], context_text: str, facet_terms: set
                 and not asked & stated:
             # "the 2026 limit" answered with the 2025 one: a figure given for another year does not answer
             out.missing.append(f"{WHAT[qtype]}{' for ' + subject if subject else ''} in {' or '.join(sorted(asked))}")
-    stated = set().union(*(with_compounds(c) for c in claims)) if claims else set()
+    stated = set().union(*(with_compounds(a) for a in answers)) if answers else set()
     for name, word in named_asks(question, facet_terms):
         other = {stem(_SPELLING[w]) for w in _SPELLING if stem(w) == word}  # the word as the answer may spell it
-        if word not in stated and not other & stated and not any(says_derived(derived_words(w), " ".join(claims))
+        if word not in stated and not other & stated and not any(says_derived(derived_words(w), " ".join(answers))
                                           for w in words(name) if stem(w) == word):
             out.missing.append(f"the {name.lower()}")  # "the exchange-rate margin": never named in the answer
     return out

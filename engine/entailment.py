@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..kb.text import NEGATIONS, code_parts, normalize, split_items, stem, term_set, words
+from ..kb.text import FAQ_MARK, NEGATIONS, code_parts, normalize, split_items, stem, term_set, words
 
 _NUMBER = re.compile(r"(?<![\w.])\$?\d[\d,]*(?:\.\d+)?(?:½|¼|¾)?%?")
 MODALS: dict[str, frozenset[str]] = {
@@ -103,11 +103,35 @@ def best_window(claim: str, sources: list[str]) -> str:
     return max([best, *pairs], key=key)
 
 
+WHOLE_SENTENCES = 4  # the most consecutive sentences a word-for-word quote may span (an FAQ's set-up, question, answer)
+
+
+def quotes_whole_sentences(claim: str, sources: list[str]) -> bool:
+    """Whether the claim is consecutive whole sentences (or list items) of a cited text, word for word. A
+    quote that starts and ends where the text's sentences do cannot drop a negation or change a number,
+    however many sentences it spans; a part of a sentence ("fees are waived" out of "it is not true that
+    fees are waived") is not one."""
+    target = words(claim)
+    for source in sources:
+        units = [words(FAQ_MARK.sub("", u)) for u in split_items(source)]
+        for i in range(len(units)):
+            joined: list[str] = []
+            for unit in units[i:i + WHOLE_SENTENCES]:
+                joined += unit
+                if joined == target:
+                    return True
+                if len(joined) >= len(target):
+                    break
+    return False
+
+
 def entails(claim: str, sources: list[str], titles: list[str] = ()) -> Finding:  # type: ignore[assignment]
     """Whether the claim agrees with the best-aligned window of its cited sources; the reason if not."""
     content = term_set(claim)
     if not content:
         return Finding(False, "no content words")
+    if quotes_whole_sentences(claim, sources):
+        return Finding(True)
     window = best_window(claim, sources)
     if not window:
         return Finding(False, "nothing cited states it")

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ..kb.text import (
+    FAQ_MARK,
     MAX_QUOTE_CHARS,
     NEUTRALIZED,
     blocks,
@@ -36,6 +37,8 @@ from .answerability import (
     band_width,
     exact_match,
     figures,
+    of_type,
+    price_question,
     question_parts,
     question_type,
     sentence_types,
@@ -67,17 +70,43 @@ def answerable_unit(text: str) -> bool:
     return 4 <= len(text.split()) <= 90 or ("```" in text and len(text) <= MAX_QUOTE_CHARS)
 
 
+FAQ_SETUP = 2  # sentences that may set up an FAQ question before it asks ("Q: My son is 14. Must he...?")
+
+
+def _opens_question(item: str) -> bool:
+    return (mark := FAQ_MARK.match(item)) is not None and mark.group(1) == "Q"
+
+
+def _faq(items: list[str], i: int) -> tuple[str, str, int] | None:
+    """The FAQ entry at items[i]: (question, the answer's first statement, index after it), or None. A
+    question marked "Q:" may open with the asker's situation ("My toilet ran all month."), which belongs
+    to the question: quoted alone it would read as a fact of the knowledge base."""
+    j = i
+    while (not items[j].endswith("?") and _opens_question(items[i]) and j - i < FAQ_SETUP
+           and j + 1 < len(items) and not FAQ_MARK.match(items[j + 1])):
+        j += 1
+    if not items[j].endswith("?") or j + 1 >= len(items):
+        return None
+    question = " ".join(FAQ_MARK.sub("", x).strip() for x in items[i:j + 1])
+    answer, k = FAQ_MARK.sub("", items[j + 1]).strip(), j + 2
+    if len(answer.split()) < 4 and k < len(items) and not FAQ_MARK.match(items[k]) and not items[k].endswith("?"):
+        answer, k = f"{answer} {items[k]}", k + 1  # "Yes." says what with the sentence after it
+    return question, answer, k
+
+
 def _units(chunk: ContextChunk) -> list[tuple[str, str]]:
-    """(text to score, text to output) pairs; an FAQ question is scored together with its answer."""
+    """(text to score, text to output) pairs; an FAQ entry is scored and quoted as its question with its
+    answer: "No, it is optional from 12 to 17" or "Either an eCredit of £240 or a refund of £165" answer a
+    question the reader would otherwise never see."""
     items = [part for item in split_items(chunk.text) for part in code_parts(item)]
     out: list[tuple[str, str]] = []
     i = 0
     while i < len(items):
-        item = re.sub(r"^(Q|A)\s*[:.]\s*", "", items[i]).strip()
-        if item.endswith("?") and i + 1 < len(items):
-            answer = re.sub(r"^(A)\s*[:.]\s*", "", items[i + 1]).strip()
-            out.append((f"{item} {answer}", answer))
-            i += 2
+        item = FAQ_MARK.sub("", items[i]).strip()
+        if (_opens_question(items[i]) or item.endswith("?")) and (entry := _faq(items, i)):
+            question, answer, i = entry
+            whole = f"{question} {answer}"
+            out.append((whole, whole if answerable_unit(whole) else answer))  # (a long question: its answer)
             continue
         if (chunk.chunk_type == "examples" and i + 1 < len(items) and not sentence_types(item)
                 and sentence_types(items[i + 1]) and not items[i + 1].endswith("?")
@@ -150,6 +179,7 @@ class ExtractiveGenerator:
             part = {t: w * (2.0 if asked and t in asked else 1.0) for t, w in local.items()}
             part_total = sum(part.values()) or total
             accepted = accepted_types(question, question_type(question))
+            priced = price_question(question)
             tightest = min((w for _, _, out, _ in units if (w := band_width(question, out)) is not None),
                            default=None)
             out: list[tuple[float, int, str, ContextChunk]] = []
@@ -159,7 +189,7 @@ class ExtractiveGenerator:
                 dense = min(1.0, max(0.0, (sim - 0.15) / 0.6))
                 # A sentence of the kind the question asks for (an amount, a date, a duration...) answers it;
                 # a sentence that merely shares the topic does not.
-                typed = TYPE_BONUS if accepted and kinds & accepted else 0.0
+                typed = TYPE_BONUS if of_type(output, kinds, accepted, priced) else 0.0
                 exact = bool(typed) and exact_match(question, output)
                 if lexical <= 0 and dense < 0.4 and not (exact and c.doc_id == request.article_id):
                     continue  # shares no term with the question, means nothing close, and is not its answer's form

@@ -178,6 +178,10 @@ def fence_indented_code(text: str) -> str:
     return "\n".join(out)
 
 
+# The "Q:" / "A:" that opens an FAQ's question or answer (after Markdown is read: "**Q:** ..." -> "Q: ...")
+FAQ_MARK = re.compile(r"^(Q|A)\s*[:.]\s*")
+
+
 def split_items(text: str, join_lead_ins: bool = True) -> list[str]:
     """Answerable units of a chunk: list items (marker removed), the sentences of paragraphs, and each
     fenced code block whole (a command is quoted as written, never flattened or split). A sentence that

@@ -715,6 +715,51 @@ def test_a_worked_example_s_set_up_is_answered_with_its_outcome(tmp_path) -> Non
                               "differ: the correction is free."], units(wrapped)
 
 
+def test_an_faq_entry_is_quoted_with_its_question_and_its_set_up_is_never_a_fact() -> None:
+    """"My son is 14." opens an FAQ question: quoted alone it would read as a fact of the knowledge base,
+    and "No. At 14 and 15 the service is optional." answers a question the reader never saw. Each entry
+    is one unit: its question (set-up included) with its answer; a bare "No." takes the sentence after it."""
+    from citewise.engine.extractive import _units
+    from citewise.engine.records import ContextChunk
+
+    faq = ("**Q: My son is 14. Must he use Skyguide?**\nA: No. At 14 and 15 the service is optional.\n\n"
+           "**Q: I have a Classic ticket for £240. What do I get if I cancel?**\nA: Either an eCredit of £240 or "
+           "a refund of £165.\n\n**Q: Is the consent form needed?**\nA: Yes, signed by a parent. Bring it to "
+           "check-in.\n")
+    units = [out for _, out in _units(ContextChunk("C1", "a#0", "a", "FAQ", "faqs", "medium", faq))]
+    assert units == ["My son is 14. Must he use Skyguide? No. At 14 and 15 the service is optional.",
+                     "I have a Classic ticket for £240. What do I get if I cancel? Either an eCredit of £240 or a "
+                     "refund of £165.",
+                     "Is the consent form needed? Yes, signed by a parent.", "Bring it to check-in."], units
+
+
+def test_a_bare_number_is_no_price_in_the_answer_s_ranking_either() -> None:
+    """"What's the fee?" is not answered by "At 14 and 15 the service is optional" (the answerability check
+    already said so; the extractive ranking gave such a sentence the type bonus)."""
+    from citewise.engine.answerability import accepted_types, of_type, sentence_types
+
+    accepted = accepted_types("What's the fee?", "amount")
+    assert not of_type("At 14 and 15 the service is optional.", sentence_types("At 14 and 15 the service is "
+                                                                                "optional."), accepted, True)
+    assert of_type("The fee is £75 per direction.", sentence_types("The fee is £75 per direction."), accepted, True)
+    assert of_type("It costs 25,000 points.", sentence_types("It costs 25,000 points."), accepted, True)
+    assert of_type("Up to 3 children.", sentence_types("Up to 3 children."), accepted, False)  # not a price
+
+
+def test_the_faq_question_quoted_with_its_answer_does_not_answer_for_it() -> None:
+    """The words of an FAQ's question are asked there, not stated: "What exchange-rate margin do you add? We
+    do not publish it." never names the margin. The question still says what its answer is about: "Is there a
+    fee to cancel? Yes, it is $20." gives the fee to cancel."""
+    from citewise.engine.answerability import assess
+
+    asked = "What exchange-rate margin does the bank add?"
+    assert assess(asked, ["What exchange-rate margin do you add? We do not publish it."], "", set()).missing
+    assert not assess(asked, ["What exchange-rate margin do you add? The margin is 2.75%."], "", set()).missing
+    assert assess("How much is the fee to cancel?", ["Is there a fee to cancel? Ask the desk."], "", set()).missing
+    assert not assess("How much is the fee to cancel?", ["Is there a fee to cancel? Yes, it is $20."], "",
+                      set()).missing
+
+
 def test_a_rule_about_the_collected_situation_is_part_of_the_answer(tmp_path) -> None:
     """Given that the customer has no letter of credit, "what will it cost" includes the deposit charged to
     those without one, though the question never mentions it (the extractive answer reads the field names

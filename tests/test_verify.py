@@ -85,3 +85,22 @@ def test_only_c_labels_are_citations_and_a_list_cites_each() -> None:
     assert citations_in("Both say so [C1, C2].") == ["C1", "C2"]
     out = _verify(_section(["Indirect rollovers must be completed within 60 days [C1, C2]."]))
     assert out.blocking == 0 and out.cited[:2] == ["C1", "C2"]
+
+
+def test_a_word_for_word_quote_of_whole_sentences_is_entailed_however_many_it_spans() -> None:
+    """An FAQ entry is quoted with its question ("My toilet ran all month. Does that count? Yes - ..."): three
+    sentences of the cited text, word for word, which no two-sentence window covers. Part of a sentence is
+    not such a quote: it can leave out the negation that governs it."""
+    from citewise.engine.entailment import entails, quotes_whole_sentences
+
+    faq = ("**Q:** My toilet ran all month. Does that count?\n**A:** Yes, a running toilet is a fixture failure. "
+           "Only the 50% water credit applies; there is no sewer credit.")
+    quote = "My toilet ran all month. Does that count? Yes, a running toilet is a fixture failure."
+    assert quotes_whole_sentences(quote, [faq]) and entails(quote, [faq]).ok
+    # a changed word, a flipped negation or a number is no longer the quote, and the window check decides
+    assert not quotes_whole_sentences(quote.replace("Yes,", "No,"), [faq])
+    assert not entails("Only the 50% water credit applies; there is a sewer credit.", [faq]).ok
+    assert not entails("My toilet ran all month. Does that count? Yes, a running toilet is a fixture failure. "
+                       "Only the 80% water credit applies.", [faq]).ok
+    # part of a sentence is not a whole-sentence quote
+    assert not quotes_whole_sentences("there is a sewer credit", ["It is not true that there is a sewer credit."])
