@@ -127,7 +127,7 @@ def _answer(ctx: Context, raw: Mapping[str, Any], access: Access, timed: _Timer,
     retrieval = timed("retrieve", search, kb, ctx, inquiry, facet_filters=resolution.facet_filters, clock=clock)
     seen["retrieved"] = [h.chunk_id for h in retrieval.hits]
     meta.update(outcomes.retrieval_metadata(retrieval, ctx))
-    if routes.after_retrieve(bool(retrieval.hits), retrieval.relevance, ctx) == "abstain":
+    if routes.after_retrieve(bool(retrieval.hits), retrieval.relevance, ctx, resolution.named_by_data) == "abstain":
         return finish(timed("abstain", outcomes.abstained, kb, inquiry, retrieval.relevance))
     pack = timed("assemble_context", assemble, retrieval.hits, governing_chunks(kb, resolution), resolution.article_id,
                  int(ctx.context_share * inquiry.max_tokens), lead=resolution.lead_document)

@@ -117,6 +117,7 @@ class Resolution:
     invalid: dict[str, str] = field(default_factory=dict)
     collected: dict[str, Any] = field(default_factory=dict)
     notes: dict[str, Any] = field(default_factory=dict)
+    named_by_data: bool = False  # the caller's collected data is this article's fields (see resolve)
 
     @property
     def alternatives(self) -> list[str]:

@@ -80,7 +80,9 @@ def resolve(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, collected: dict[s
     by_score = strategy == "heuristic"
     led = bool(ranked) and (plain_document_leads(full.hits, structured, by_score) if inquiry.mode == "answer"
                             else by_score and plain_far_ahead(full.hits, structured, FIELDS_GAP))
-    out = Resolution(covered=bool(ranked) and not led and relevant(full.relevance, ctx.relevance_threshold),
+    named = None if led else article_the_data_names(kb, ranked[:DATA_CANDIDATES], collected)
+    out = Resolution(covered=bool(ranked) and not led and (relevant(full.relevance, ctx.relevance_threshold)
+                                                          or named is not None),
                      relevance=full.relevance, candidates=ranked, filters=full.filters, relaxed=full.relaxed,
                      facet_filters=facet_filters, collected=collected,
                      lead_document=full.hits[0].doc_id if led else None)
@@ -102,6 +104,8 @@ def resolve(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, collected: dict[s
             ranked = [replace(leader, score=ranked[0].score), *(c for c in ranked if c.article_id != far)]
             out.candidates = ranked
     best = ranked[0]
+    if named is not None and not tied and not bad_facets:
+        best, out.named_by_data = next(c for c in ranked if c.article_id == named), True
     if tied and not bad_facets and (fitted := article_the_data_fits(kb, tied, collected)):
         tied, deciding = [], []
         best = next(c for c in ranked if c.article_id == fitted)
@@ -352,6 +356,30 @@ def compared_articles(ranked: list[ArticleCandidate], metadata: dict[str, dict[s
             out.append(cand.article_id)
             wanted.discard(md.get(PROVIDER))
     return out
+
+
+# An inquiry whose collected data fills this many fields of one article, more than of any other close
+# candidate, is that article's: the caller is in its procedure (it collected what that article asks for).
+# Not fitted: the data of a resumed inquiry is one article's field list.
+DATA_CANDIDATES, DATA_FIELDS = 5, 2
+
+
+def article_the_data_names(kb: KnowledgeBase, candidates: list[ArticleCandidate],
+                           collected: dict[str, Any]) -> str | None:
+    """The candidate article whose own fields the caller's data fills (valid values, DATA_FIELDS or more),
+    strictly more of them than any other candidate fills: "separation date, date of birth, vested balance,
+    distribution choice" are the distribution article's fields, whatever the question's word "roll over"
+    ranks first. None when the data is generic (a member number every article asks for) or absent."""
+    given = {normalize_key(k): v for k, v in collected.items()}
+    if len(given) < DATA_FIELDS:
+        return None
+    filled = {c.article_id: sum(1 for f in article_fields(kb, c.article_id) if normalize_key(f.key) in given
+                                and validate_value(f.data_type, given[normalize_key(f.key)])[0])
+              for c in candidates}
+    ranked = sorted(filled.items(), key=lambda x: -x[1])
+    if ranked and ranked[0][1] >= DATA_FIELDS and (len(ranked) == 1 or ranked[0][1] > ranked[1][1]):
+        return ranked[0][0]
+    return None
 
 
 def article_the_data_fits(kb: KnowledgeBase, tied: list[str], collected: dict[str, Any]) -> str | None:

@@ -20,9 +20,13 @@ def after_required_data(mode: str) -> Literal["retrieve", "end"]:
     return "end" if mode == "required_data" else "retrieve"
 
 
-def after_retrieve(has_hits: bool, relevance: Relevance, ctx: Context) -> Literal["assemble_context", "abstain"]:
-    """Abstain before any generation when retrieval found nothing relevant enough."""
-    return "assemble_context" if has_hits and relevant(relevance, ctx.relevance_threshold) else "abstain"
+def after_retrieve(has_hits: bool, relevance: Relevance, ctx: Context,
+                   named_by_data: bool = False) -> Literal["assemble_context", "abstain"]:
+    """Abstain before any generation when retrieval found nothing relevant enough, unless the caller's
+    collected data is the governing article's fields (the question may be worded far from the article)."""
+    if not has_hits:
+        return "abstain"
+    return "assemble_context" if named_by_data or relevant(relevance, ctx.relevance_threshold) else "abstain"
 
 
 def after_generate(draft: Draft) -> Literal["check_guardrails", "abstain"]:

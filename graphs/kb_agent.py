@@ -53,9 +53,11 @@ def route_after_required_data(state: dict[str, Any]) -> Literal["retrieve", "rec
 
 
 def route_after_retrieve(state: dict[str, Any], runtime: Runtime[Context]) -> Literal["assemble_context", "abstain"]:
-    """Abstain before any generation when retrieval found nothing relevant enough."""
+    """Abstain before any generation when retrieval found nothing relevant enough (unless the collected
+    data is the governing article's fields)."""
     retrieval = load(Retrieval, state["retrieval"])
-    return routes.after_retrieve(bool(retrieval.hits), retrieval.relevance, context_from(runtime.context))
+    named = bool((state.get("resolution") or {}).get("named_by_data"))
+    return routes.after_retrieve(bool(retrieval.hits), retrieval.relevance, context_from(runtime.context), named)
 
 
 def route_after_context(state: dict[str, Any]) -> Literal["generate", "build_artifact"]:

@@ -248,3 +248,45 @@ def test_a_stand_in_rank_moves_no_other_article() -> None:
     after = {a.article_id: a.score for a in rank_articles(rankings, {"A", "B", "C"}, orders=orders, stand_ins={"A": 1})}
     assert after["B"] == before["B"] and after["C"] == before["C"]
     assert after["A"] == round(before["A"] + 1 / 11, 6)  # A: as if first in the rule ranking (k = 10)
+
+
+def test_collected_data_that_is_one_article_s_fields_names_the_article(tmp_path: Path) -> None:
+    """A question worded far from every article ("itchy skin flared up last winter... could that be paid
+    for?") is out of scope on its words; with the data the pre-existing-conditions article asks for (four of
+    its fields, two more than the claims article's), the caller is in that procedure: its article governs,
+    through the plain pipeline and through the graph, and the answer cites it instead of abstaining. Data
+    every article asks for (a member number) names none."""
+    from citewise.graphs.kb_agent import graph
+    from citewise.kb.ingest import ingest
+
+    src = tmp_path / "kb"
+    src.mkdir()
+    member = "- Member number (text, required, participant): The policy member number. Why: finds the policy.\n"
+    (src / "pre.md").write_text(
+        "---\nid: fenwick-pre-existing\ntitle: Pre-existing conditions at Fenwick Pet Cover\nrecord_keeper: Fenwick "
+        "Pet Cover\ntopic: pre_existing\n---\n## Business rules\n- A condition with signs or treatment before the "
+        "policy start date is pre-existing and excluded.\n- A curable pre-existing condition can be reconsidered "
+        "after 12 symptom-free months: request a Clean Slate review.\n## Required data\n" + member +
+        "- Condition (text, required, participant): The condition to review. Why: the review is per condition.\n"
+        "- Last treatment date (date, required, participant): When signs or treatment last happened. Why: starts "
+        "the 12 months.\n- Policy start date (date, required, plan): When cover began. Why: decides what is "
+        "pre-existing.\n")
+    (src / "claims.md").write_text(
+        "---\nid: fenwick-claims\ntitle: Submitting a claim to Fenwick Pet Cover\nrecord_keeper: Fenwick Pet Cover\n"
+        "topic: claims\n---\n## Business rules\n- Claims are submitted within 90 days of treatment with the "
+        "itemised invoice.\n- Fenwick pays 80% of eligible costs after the annual excess.\n## Required data\n"
+        + member + "- Invoice total (currency, required, participant): The invoice total. Why: sets the payment.\n")
+    ingest([src], tmp_path / "home", progress=False)
+    question = ("Biscuit's itchy skin flared up last winter, before I joined Fenwick in March. Nothing since. Could "
+                "that ever be paid for now?")
+    data = {"member_number": "FW-1", "condition": "itchy skin", "last_treatment_date": "2024-12-01",
+            "policy_start_date": "2025-03-01"}
+    assert api.ask(question, home=tmp_path / "home")["decision"] == "out_of_scope"
+    assert api.ask(question, home=tmp_path / "home", collected_data={"member_number": "FW-1", "note": "x"}
+                   )["decision"] == "out_of_scope"  # one generic field names nothing
+    for out in (api.ask(question, home=tmp_path / "home", collected_data=data),
+                graph.invoke({"question": question, "collected_data": data},
+                             context=Context(home=str(tmp_path / "home")))):
+        assert out["decision"] != "out_of_scope", out["decision"]
+        assert out["article_reference"]["article_id"] == "fenwick-pre-existing", out["article_reference"]
+        assert "Clean Slate review" in out["response"]["text"], out["response"]["text"]

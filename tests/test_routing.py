@@ -33,6 +33,10 @@ def test_nothing_relevant_abstains() -> None:
     assert route_after_retrieve(_retrieved(0, 0.9), rt()) == "abstain"
     assert route_after_retrieve(_retrieved(1, 0.2), rt(relevance_threshold=0.5)) == "abstain"
     assert route_after_retrieve(_retrieved(1, 0.6), rt(relevance_threshold=0.5)) == "assemble_context"
+    # the caller's collected data is the governing article's fields: its context is assembled; no hits, none
+    named = {"resolution": {"named_by_data": True}}
+    assert route_after_retrieve({**_retrieved(1, 0.2), **named}, rt(relevance_threshold=0.5)) == "assemble_context"
+    assert route_after_retrieve({**_retrieved(0, 0.2), **named}, rt(relevance_threshold=0.5)) == "abstain"
 
 
 def test_a_model_that_cannot_answer_abstains() -> None:
