@@ -278,15 +278,17 @@ def _bands(sentence: str, unit: str) -> tuple[Band, ...]:
         (rf"{_EXCLUSIVE_HIGH}\s?{_NUM}{u}", True, True, False),
         (rf"{_INCLUSIVE_HIGH}\s?{_NUM}{u}|(?:no|not) (?:more|longer) than\s?{_NUM}{u}|"
          rf"{_NUM}{u}\s(?:or|and) (?:less|fewer|under|shorter)", True, True, True))
-    if unit == "age":  # an age band is as often written after "aged" with no unit: "children aged 5 to 11"
-        not_years = r"(?![\d.,]?\d|\s?(?:-\s?)?(?:months?|weeks?|days?)\b)"  # "aged 6 to 24 months": a baby's age
-        for m in re.finditer(rf"\b(?:aged?|ages)\s+(?:between\s+)?{_NUM}\s?(?:to|-|–|through|and)\s?"
+    if unit == "age":  # an age band is as often written after "aged" with no unit: "pupils aged 6 to 10"
+        # (not "aged 6 to 24 months", a baby's age; "and" only after "between": "aged 4 and 12" is two ages)
+        not_years = r"(?![\d.,]?\d|\s?(?:-\s?)?(?:months?|mos?|m|weeks?|wks?|days?)\b)"
+        for m in re.finditer(rf"\b(?:aged?|ages)\s+(?:between\s+{_NUM}\s?and|{_NUM}\s?(?:to|-|–|through))\s?"
                              rf"({_EXCLUSIVE_HIGH}\s)?{_NUM}{not_years}", sentence, re.IGNORECASE):
             if not any(a < m.end() and m.start() < b for a, b in ranges):
-                out.append((_number(m.group(1)), _number(m.group(3)), True, not m.group(2)))
+                out.append((_number(m.group(1) or m.group(2)), _number(m.group(4)), True, not m.group(3)))
                 ranges.append(m.span())
         open_ends += (
             (rf"\b(?:aged?|ages)\s+{_NUM}\s(?:or|and) (?:over|older|above|more){not_years}", False, True, False),
+            (rf"\b(?:aged?|ages)\s+{_NUM}\s(?:or|and) (?:under|younger|below){not_years}", True, True, True),
             (rf"\b(?:aged?|ages)\s+{_EXCLUSIVE_HIGH}\s?{_NUM}{not_years}", True, True, False))
     for pattern, upper, low_in, high_in in open_ends:
         for m in re.finditer(pattern, sentence, re.IGNORECASE):
@@ -435,17 +437,11 @@ def named_asks(question: str, skip: set[str]) -> list[tuple[str, str]]:
     return out
 
 
-def answer_of(claim: str) -> str:
-    """What a claim states: an FAQ entry is quoted with its question ("I have a Classic ticket. What do I
-    get if I cancel? Either an eCredit..."), whose figures and names are asked there, not answered."""
-    _, asked, answer = claim.rpartition("? ")
-    return answer if asked else claim
-
-
 def of_type(sentence: str, kinds: set[str], accepted: set[str], priced: bool) -> bool:
     """Whether a sentence (of `kinds`) is of a type the question accepts. A bare number prices nothing
-    (`priced`: a price question): "the switch applies within 1 business day", "buy out from lease year 5",
-    "My son is 14" do not answer what it costs; "25,000 points" does."""
+    (`priced`: a price question): "the switch applies within 1 business day", "buy out from year 5", "my
+    daughter is 9" do not answer what it costs; "25,000 points" does. The answerability check and the
+    extractive ranking both read types through it."""
     matched = kinds & accepted
     return bool(matched) and not (matched == {"count"} and priced and not _PRICE_UNIT.search(sentence))
 
@@ -455,11 +451,10 @@ def assess(question: str, claims: list[str], context_text: str, facet_terms: set
     qtype = question_type(question)
     focus = focus_terms(question, facet_terms, qtype)
     out = Answerability(qtype, focus)
-    answers = [answer_of(c) for c in claims]  # (an FAQ's question says what its answer is about, not the answer)
     if qtype in ACCEPTS:
         accepted = accepted_types(question, qtype)
         priced = price_question(question)
-        typed = [c for c, a in zip(claims, answers, strict=True) if of_type(a, sentence_types(a), accepted, priced)]
+        typed = [c for c in claims if of_type(c, sentence_types(c), accepted, priced)]
         family = FAMILY_WORDS.get(qtype, frozenset())
         if focus and set(focus) <= family:
             wanted = set(family)  # "how much does it charge": any fee, charge, cost or rate answers
@@ -476,10 +471,10 @@ def assess(question: str, claims: list[str], context_text: str, facet_terms: set
                 and not asked & stated:
             # "the 2026 limit" answered with the 2025 one: a figure given for another year does not answer
             out.missing.append(f"{WHAT[qtype]}{' for ' + subject if subject else ''} in {' or '.join(sorted(asked))}")
-    stated = set().union(*(with_compounds(a) for a in answers)) if answers else set()
+    stated = set().union(*(with_compounds(c) for c in claims)) if claims else set()
     for name, word in named_asks(question, facet_terms):
         other = {stem(_SPELLING[w]) for w in _SPELLING if stem(w) == word}  # the word as the answer may spell it
-        if word not in stated and not other & stated and not any(says_derived(derived_words(w), " ".join(answers))
+        if word not in stated and not other & stated and not any(says_derived(derived_words(w), " ".join(claims))
                                           for w in words(name) if stem(w) == word):
             out.missing.append(f"the {name.lower()}")  # "the exchange-rate margin": never named in the answer
     return out

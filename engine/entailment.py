@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..kb.text import FAQ_MARK, NEGATIONS, code_parts, normalize, split_items, stem, term_set, words
+from ..kb.text import FAQ_MARK, FAQ_QUOTE, NEGATIONS, code_parts, normalize, split_items, stem, term_set, words
 
 _NUMBER = re.compile(r"(?<![\w.])\$?\d[\d,]*(?:\.\d+)?(?:½|¼|¾)?%?")
 MODALS: dict[str, frozenset[str]] = {
@@ -103,20 +103,26 @@ def best_window(claim: str, sources: list[str]) -> str:
     return max([best, *pairs], key=key)
 
 
-WHOLE_SENTENCES = 4  # the most consecutive sentences a word-for-word quote may span (an FAQ's set-up, question, answer)
+_TOKEN = re.compile(r"\w+|[^\w\s]")
+
+
+def _tokens(text: str) -> list[str]:
+    """Words, numbers and every mark between them ("$", "%", ".", "'"), lower-cased: a quote's spelling."""
+    return _TOKEN.findall(normalize(text))
 
 
 def quotes_whole_sentences(claim: str, sources: list[str]) -> bool:
-    """Whether the claim is consecutive whole sentences (or list items) of a cited text, word for word. A
-    quote that starts and ends where the text's sentences do cannot drop a negation or change a number,
-    however many sentences it spans; a part of a sentence ("fees are waived" out of "it is not true that
-    fees are waived") is not one."""
-    target = words(claim)
+    """Whether the claim is consecutive whole sentences (or list items) of a cited text, as written (marks
+    and symbols included: "No. Refunds are issued" is not "No refunds are issued", "$5" is not "5%"), up to
+    an FAQ quote's length (kb.text.FAQ_QUOTE). A quote that starts and ends where the text's sentences do
+    says what they say, however many it spans; a part of a sentence ("fees are waived" out of "it is not
+    true that fees are waived") is not one."""
+    target = _tokens(claim)
     for source in sources:
-        units = [words(FAQ_MARK.sub("", u)) for u in split_items(source)]
+        units = [_tokens(FAQ_MARK.sub("", u)) for u in split_items(source)]
         for i in range(len(units)):
             joined: list[str] = []
-            for unit in units[i:i + WHOLE_SENTENCES]:
+            for unit in units[i:i + FAQ_QUOTE]:
                 joined += unit
                 if joined == target:
                     return True

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from ..kb.text import (
     FAQ_MARK,
+    FAQ_SETUP,
     MAX_QUOTE_CHARS,
     NEUTRALIZED,
     blocks,
@@ -70,43 +71,58 @@ def answerable_unit(text: str) -> bool:
     return 4 <= len(text.split()) <= 90 or ("```" in text and len(text) <= MAX_QUOTE_CHARS)
 
 
-FAQ_SETUP = 2  # sentences that may set up an FAQ question before it asks ("Q: My son is 14. Must he...?")
-
-
 def _opens_question(item: str) -> bool:
+    """Whether the sentence opens an FAQ question with a "Q:" mark."""
     return (mark := FAQ_MARK.match(item)) is not None and mark.group(1) == "Q"
 
 
-def _faq(items: list[str], i: int) -> tuple[str, str, int] | None:
-    """The FAQ entry at items[i]: (question, the answer's first statement, index after it), or None. A
-    question marked "Q:" may open with the asker's situation ("My toilet ran all month."), which belongs
-    to the question: quoted alone it would read as a fact of the knowledge base."""
+def _marked_items(text: str) -> list[str]:
+    """The chunk's units, with a "Q." or "A." that the sentence splitter cut off joined to its sentence."""
+    items = [part for item in split_items(text) for part in code_parts(item)]
+    out: list[str] = []
+    for item in items:
+        if out and re.fullmatch(r"(Q|A)\s*[:.]?", out[-1]):
+            out[-1] = f"{out[-1].rstrip(':.')}: {item}"
+        else:
+            out.append(item)
+    return out
+
+
+def _faq(items: list[str], i: int, text: str) -> tuple[str | None, str | None, int]:
+    """The FAQ entry at items[i]: its question, its answer's first statement, and the index after it. A
+    question marked "Q:" may open with the asker's situation ("I moved house. Do I need a new card?"): it
+    is the question's, never a fact of its own, so a question set up at more than FAQ_SETUP sentences, or
+    with no answer, is skipped (None) and its answer stands alone."""
     j = i
-    while (not items[j].endswith("?") and _opens_question(items[i]) and j - i < FAQ_SETUP
-           and j + 1 < len(items) and not FAQ_MARK.match(items[j + 1])):
-        j += 1
-    if not items[j].endswith("?") or j + 1 >= len(items):
-        return None
+    while (not items[j].endswith("?") and j - i <= FAQ_SETUP and j + 1 < len(items)
+           and not FAQ_MARK.match(items[j + 1])):
+        j += 1  # a marked question runs to its "?"
+    if not items[j].endswith("?"):
+        return None, None, j + 1  # no "?" within reach: what was read is the (unfinished) question's
+    if j + 1 >= len(items) or _opens_question(items[j + 1]) or j - i > FAQ_SETUP:
+        return None, None, j + 1  # no answer follows, or too long a set-up to quote
     question = " ".join(FAQ_MARK.sub("", x).strip() for x in items[i:j + 1])
     answer, k = FAQ_MARK.sub("", items[j + 1]).strip(), j + 2
-    if len(answer.split()) < 4 and k < len(items) and not FAQ_MARK.match(items[k]) and not items[k].endswith("?"):
-        answer, k = f"{answer} {items[k]}", k + 1  # "Yes." says what with the sentence after it
+    if (len(answer.split()) < 4 and k < len(items) and not FAQ_MARK.match(items[k]) and not items[k].endswith("?")
+            and _one_paragraph(text, items[j + 1], items[k])):
+        answer, k = f"{answer} {items[k]}", k + 1  # "Yes." says what with the next sentence of its answer
     return question, answer, k
 
 
 def _units(chunk: ContextChunk) -> list[tuple[str, str]]:
     """(text to score, text to output) pairs; an FAQ entry is scored and quoted as its question with its
-    answer: "No, it is optional from 12 to 17" or "Either an eCredit of £240 or a refund of £165" answer a
-    question the reader would otherwise never see."""
-    items = [part for item in split_items(chunk.text) for part in code_parts(item)]
+    answer: "No, only from the age of 16" or "Either a credit or a partial refund" answer a question the
+    reader would otherwise never see."""
+    items = _marked_items(chunk.text)
     out: list[tuple[str, str]] = []
     i = 0
     while i < len(items):
         item = FAQ_MARK.sub("", items[i]).strip()
-        if (_opens_question(items[i]) or item.endswith("?")) and (entry := _faq(items, i)):
-            question, answer, i = entry
-            whole = f"{question} {answer}"
-            out.append((whole, whole if answerable_unit(whole) else answer))  # (a long question: its answer)
+        if _opens_question(items[i]) or (item.endswith("?") and i + 1 < len(items)):
+            question, answer, i = _faq(items, i, chunk.text)
+            if question is not None and answer is not None:
+                quote = f"{question} {answer}"
+                out.append((quote, quote if answerable_unit(quote) else answer))  # (a long question: its answer)
             continue
         if (chunk.chunk_type == "examples" and i + 1 < len(items) and not sentence_types(item)
                 and sentence_types(items[i + 1]) and not items[i + 1].endswith("?")

@@ -80,9 +80,10 @@ def resolve(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, collected: dict[s
     by_score = strategy == "heuristic"
     led = bool(ranked) and (plain_document_leads(full.hits, structured, by_score) if inquiry.mode == "answer"
                             else by_score and plain_far_ahead(full.hits, structured, FIELDS_GAP))
-    named = None if led else article_the_data_names(kb, ranked[:DATA_CANDIDATES], collected)
-    out = Resolution(covered=bool(ranked) and not led and (relevant(full.relevance, ctx.relevance_threshold)
-                                                          or named is not None),
+    by_data = (None if led or full.relevance.score < DATA_RELEVANCE
+               else article_the_data_names(kb, ranked[:DATA_CANDIDATES], collected))
+    on_topic = relevant(full.relevance, ctx.relevance_threshold)
+    out = Resolution(covered=bool(ranked) and not led and (on_topic or by_data is not None),
                      relevance=full.relevance, candidates=ranked, filters=full.filters, relaxed=full.relaxed,
                      facet_filters=facet_filters, collected=collected,
                      lead_document=full.hits[0].doc_id if led else None)
@@ -104,8 +105,11 @@ def resolve(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, collected: dict[s
             ranked = [replace(leader, score=ranked[0].score), *(c for c in ranked if c.article_id != far)]
             out.candidates = ranked
     best = ranked[0]
-    if named is not None and not tied and not bad_facets:
-        best, out.named_by_data = next(c for c in ranked if c.article_id == named), True
+    if by_data is not None and not tied and not bad_facets:
+        best, out.named_by_data = next(c for c in ranked if c.article_id == by_data), True
+    elif not on_topic:  # the data named an article that cannot govern alone: out of scope, as its words are
+        out.covered = False
+        return out
     if tied and not bad_facets and (fitted := article_the_data_fits(kb, tied, collected)):
         tied, deciding = [], []
         best = next(c for c in ranked if c.article_id == fitted)
@@ -359,26 +363,28 @@ def compared_articles(ranked: list[ArticleCandidate], metadata: dict[str, dict[s
 
 
 # An inquiry whose collected data fills this many fields of one article, more than of any other close
-# candidate, is that article's: the caller is in its procedure (it collected what that article asks for).
-# Not fitted: the data of a resumed inquiry is one article's field list.
-DATA_CANDIDATES, DATA_FIELDS = 5, 2
+# candidate, is that article's: the caller is in its procedure (it collected what that article asks for),
+# however its question is worded. Not fitted: two, so that one field any article might ask for never names
+# one. But the question must still be near the subject: DATA_RELEVANCE (chosen on dev) is under the one dev
+# question this concerns (relevance 0.46) and over off-topic questions ("What is the capital of France?",
+# "How do I bake sourdough bread?", "Can I get a car loan?" on the pets and banking KBs: 0.00-0.23).
+DATA_CANDIDATES, DATA_FIELDS, DATA_RELEVANCE = 5, 2, 0.4
 
 
 def article_the_data_names(kb: KnowledgeBase, candidates: list[ArticleCandidate],
                            collected: dict[str, Any]) -> str | None:
     """The candidate article whose own fields the caller's data fills (valid values, DATA_FIELDS or more),
-    strictly more of them than any other candidate fills: "separation date, date of birth, vested balance,
-    distribution choice" are the distribution article's fields, whatever the question's word "roll over"
-    ranks first. None when the data is generic (a member number every article asks for) or absent."""
+    strictly more of them than any other candidate's: an inquiry that comes with a "meter serial", a
+    "reading date" and an "account number" is the meter article's, not the billing article's that asks
+    for the account number alone. None when the data is what several candidates ask for alike, or absent."""
     given = {normalize_key(k): v for k, v in collected.items()}
     if len(given) < DATA_FIELDS:
         return None
-    filled = {c.article_id: sum(1 for f in article_fields(kb, c.article_id) if normalize_key(f.key) in given
-                                and validate_value(f.data_type, given[normalize_key(f.key)])[0])
-              for c in candidates}
-    ranked = sorted(filled.items(), key=lambda x: -x[1])
-    if ranked and ranked[0][1] >= DATA_FIELDS and (len(ranked) == 1 or ranked[0][1] > ranked[1][1]):
-        return ranked[0][0]
+    filled = sorted(((sum(1 for f in article_fields(kb, c.article_id) if normalize_key(f.key) in given
+                          and validate_value(f.data_type, given[normalize_key(f.key)])[0]), c.article_id)
+                     for c in candidates), reverse=True)
+    if filled and filled[0][0] >= DATA_FIELDS and (len(filled) == 1 or filled[0][0] > filled[1][0]):
+        return filled[0][1]
     return None
 
 

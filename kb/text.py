@@ -180,6 +180,11 @@ def fence_indented_code(text: str) -> str:
 
 # The "Q:" / "A:" that opens an FAQ's question or answer (after Markdown is read: "**Q:** ..." -> "Q: ...")
 FAQ_MARK = re.compile(r"^(Q|A)\s*[:.]\s*")
+# The most an FAQ quote spans: sentences that set the question up, the question, a bare "Yes." and the
+# sentence that says what (the extractive generator quotes an entry whole; the verifier accepts such a
+# quote word for word). Not fitted: a question set up at greater length is not quoted whole.
+FAQ_SETUP = 2
+FAQ_QUOTE = FAQ_SETUP + 3
 
 
 def split_items(text: str, join_lead_ins: bool = True) -> list[str]:

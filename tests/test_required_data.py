@@ -253,9 +253,10 @@ def test_a_stand_in_rank_moves_no_other_article() -> None:
 def test_collected_data_that_is_one_article_s_fields_names_the_article(tmp_path: Path) -> None:
     """A question worded far from every article ("itchy skin flared up last winter... could that be paid
     for?") is out of scope on its words; with the data the pre-existing-conditions article asks for (four of
-    its fields, two more than the claims article's), the caller is in that procedure: its article governs,
+    its fields, three more than the claims article fills), the caller is in that procedure: its article governs,
     through the plain pipeline and through the graph, and the answer cites it instead of abstaining. Data
     every article asks for (a member number) names none."""
+    from citewise.engine.pipeline import answer
     from citewise.graphs.kb_agent import graph
     from citewise.kb.ingest import ingest
 
@@ -284,7 +285,11 @@ def test_collected_data_that_is_one_article_s_fields_names_the_article(tmp_path:
     assert api.ask(question, home=tmp_path / "home")["decision"] == "out_of_scope"
     assert api.ask(question, home=tmp_path / "home", collected_data={"member_number": "FW-1", "note": "x"}
                    )["decision"] == "out_of_scope"  # one generic field names nothing
-    for out in (api.ask(question, home=tmp_path / "home", collected_data=data),
+    # (the review) an off-topic question that comes with the article's data stays out of scope: the data
+    # names an article only for a question near its subject
+    assert api.ask("What is the capital of France?", home=tmp_path / "home", collected_data={
+        "member_number": "FW-1", "policy_start_date": "2025-03-01"})["decision"] == "out_of_scope"
+    for out in (answer(question, home=tmp_path / "home", collected_data=data),
                 graph.invoke({"question": question, "collected_data": data},
                              context=Context(home=str(tmp_path / "home")))):
         assert out["decision"] != "out_of_scope", out["decision"]

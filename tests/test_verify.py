@@ -89,7 +89,7 @@ def test_only_c_labels_are_citations_and_a_list_cites_each() -> None:
 
 def test_a_word_for_word_quote_of_whole_sentences_is_entailed_however_many_it_spans() -> None:
     """An FAQ entry is quoted with its question ("My toilet ran all month. Does that count? Yes - ..."): three
-    sentences of the cited text, word for word, which no two-sentence window covers. Part of a sentence is
+    sentences of the cited text, as written, which no two-sentence window covers. Part of a sentence is
     not such a quote: it can leave out the negation that governs it."""
     from citewise.engine.entailment import entails, quotes_whole_sentences
 
@@ -104,3 +104,13 @@ def test_a_word_for_word_quote_of_whole_sentences_is_entailed_however_many_it_sp
                        "Only the 80% water credit applies.", [faq]).ok
     # part of a sentence is not a whole-sentence quote
     assert not quotes_whole_sentences("there is a sewer credit", ["It is not true that there is a sewer credit."])
+    # (the review) marks and symbols are part of a quote: a moved full stop or a changed currency is not it
+    assert not entails("No refunds are issued within 5 days.", ["A: No. Refunds are issued within 5 days."]).ok
+    assert not entails("You can't cancel online instead.", ["You can't. Cancel online instead."]).ok
+    assert not entails("The fee is 5%.", ["The fee is $5."]).ok
+    # the longest FAQ quote the extractive generator makes (two set-up sentences, the question, "Yes." and
+    # the sentence after it) is still a quote
+    longest = ("**Q:** My toilet ran all month. The bill doubled. Does that count?\n**A:** Yes. A running toilet "
+               "is a fixture failure. Only the 50% water credit applies.")
+    assert entails("My toilet ran all month. The bill doubled. Does that count? Yes. A running toilet is a fixture "
+                   "failure.", [longest]).ok
