@@ -377,15 +377,20 @@ def article_the_data_names(kb: KnowledgeBase, candidates: list[ArticleCandidate]
     strictly more of them than any other candidate's: an inquiry that comes with a "meter serial", a
     "reading date" and an "account number" is the meter article's, not the billing article's that asks
     for the account number alone. None when the data is what several candidates ask for alike, or absent."""
-    given = {normalize_key(k): v for k, v in collected.items()}
-    if len(given) < DATA_FIELDS:
+    if len(collected) < DATA_FIELDS:
         return None
-    filled = sorted(((sum(1 for f in article_fields(kb, c.article_id) if normalize_key(f.key) in given
-                          and validate_value(f.data_type, given[normalize_key(f.key)])[0]), c.article_id)
+    filled = sorted(((len(filled_fields(article_fields(kb, c.article_id), collected)), c.article_id)
                      for c in candidates), reverse=True)
     if filled and filled[0][0] >= DATA_FIELDS and (len(filled) == 1 or filled[0][0] > filled[1][0]):
         return filled[0][1]
     return None
+
+
+def filled_fields(fields: list[FieldSpec], collected: dict[str, Any]) -> list[FieldSpec]:
+    """The fields the caller's data fills with a valid value (keys compared as normalised)."""
+    given = {normalize_key(k): v for k, v in collected.items()}
+    return [f for f in fields if normalize_key(f.key) in given
+            and validate_value(f.data_type, given[normalize_key(f.key)])[0]]
 
 
 def article_the_data_fits(kb: KnowledgeBase, tied: list[str], collected: dict[str, Any]) -> str | None:
@@ -393,15 +398,13 @@ def article_the_data_fits(kb: KnowledgeBase, tied: list[str], collected: dict[st
     booked and a name as on the passport are one airline's name-correction fields, so the caller is already
     in that procedure and the provider need not be asked. Only a field no other tied article asks for counts,
     and not one the other article words differently ("delay at arrival" / "arrival delay" are one datum)."""
-    given = {normalize_key(k): v for k, v in collected.items()}
     per = {a: article_fields(kb, a) for a in tied}
     wording = {a: {frozenset(term_set(f.key.replace("_", " "))) for f in fs} for a, fs in per.items()}
     fit: dict[str, int] = {}
     for a, fields in per.items():
         others = set().union(*(w for b, w in wording.items() if b != a))
-        fit[a] = sum(1 for f in fields if normalize_key(f.key) in given
-                     and frozenset(term_set(f.key.replace("_", " "))) not in others
-                     and validate_value(f.data_type, given[normalize_key(f.key)])[0])
+        fit[a] = sum(1 for f in filled_fields(fields, collected)
+                     if frozenset(term_set(f.key.replace("_", " "))) not in others)
     winners = [a for a, n in fit.items() if n]
     return winners[0] if len(winners) == 1 else None
 
