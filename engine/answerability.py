@@ -280,7 +280,7 @@ def _bands(sentence: str, unit: str) -> tuple[Band, ...]:
          rf"{_NUM}{u}\s(?:or|and) (?:less|fewer|under|shorter)", True, True, True))
     if unit == "age":  # an age band is as often written after "aged" with no unit: "pupils aged 6 to 10"
         # (not "aged 6 to 24 months", a baby's age; "and" only after "between": "aged 4 and 12" is two ages)
-        not_years = r"(?![\d.,]?\d|\s?(?:-\s?)?(?:months?|mos?|m|weeks?|wks?|days?)\b)"
+        not_years = r"(?![\d.,]?\d|\s?(?:-\s?)?(?:months?|mos?|mths?|m|weeks?|wks?|days?)\b)"
         for m in re.finditer(rf"\b(?:aged?|ages)\s+(?:between\s+{_NUM}\s?and|{_NUM}\s?(?:to|-|–|through))\s?"
                              rf"({_EXCLUSIVE_HIGH}\s)?{_NUM}{not_years}", sentence, re.IGNORECASE):
             if not any(a < m.end() and m.start() < b for a, b in ranges):
@@ -439,8 +439,8 @@ def named_asks(question: str, skip: set[str]) -> list[tuple[str, str]]:
 
 def of_type(sentence: str, kinds: set[str], accepted: set[str], priced: bool) -> bool:
     """Whether a sentence (of `kinds`) is of a type the question accepts. A bare number prices nothing
-    (`priced`: a price question): "the switch applies within 1 business day", "buy out from year 5", "my
-    daughter is 9" do not answer what it costs; "25,000 points" does. The answerability check and the
+    (`priced`: a price question): "it starts within 1 business day", "a 3-year term", "my daughter is 9"
+    do not answer what it costs; "25,000 points" does. The answerability check and the
     extractive ranking both read types through it."""
     matched = kinds & accepted
     return bool(matched) and not (matched == {"count"} and priced and not _PRICE_UNIT.search(sentence))

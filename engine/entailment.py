@@ -104,6 +104,7 @@ def best_window(claim: str, sources: list[str]) -> str:
 
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
+_SENTENCE_ENDS = frozenset(".?!")
 
 
 def _tokens(text: str) -> list[str]:
@@ -119,10 +120,12 @@ def quotes_whole_sentences(claim: str, sources: list[str]) -> bool:
     true that fees are waived") is not one."""
     target = _tokens(claim)
     for source in sources:
-        units = [_tokens(FAQ_MARK.sub("", u)) for u in split_items(source)]
+        units = [tokens for u in split_items(source) if (tokens := _tokens(FAQ_MARK.sub("", u)))]  # (a bare "Q.")
         for i in range(len(units)):
             joined: list[str] = []
             for unit in units[i:i + FAQ_QUOTE]:
+                if joined and joined[-1] not in _SENTENCE_ENDS:
+                    break  # list items without a full stop do not run on into one sentence
                 joined += unit
                 if joined == target:
                     return True

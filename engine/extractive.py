@@ -76,13 +76,17 @@ def _opens_question(item: str) -> bool:
     return (mark := FAQ_MARK.match(item)) is not None and mark.group(1) == "Q"
 
 
+_ANSWER_JOINED = re.compile(r"(?<=\?)\s+(?=A\s*[:.]\s)")  # "Q: Which pets fly? A: These: dogs; cats."
+
+
 def _marked_items(text: str) -> list[str]:
-    """The chunk's units, with a "Q." or "A." that the sentence splitter cut off joined to its sentence."""
-    items = [part for item in split_items(text) for part in code_parts(item)]
+    """The chunk's units, with a "Q." or "A." that the sentence splitter cut off joined to its sentence, and
+    a question and an answer it joined (an answer that leads into a list) parted again."""
+    items = [part for item in split_items(text) for unit in code_parts(item) for part in _ANSWER_JOINED.split(unit)]
     out: list[str] = []
     for item in items:
-        if out and re.fullmatch(r"(Q|A)\s*[:.]?", out[-1]):
-            out[-1] = f"{out[-1].rstrip(':.')}: {item}"
+        if out and FAQ_MARK.fullmatch(out[-1]):
+            out[-1] = f"{out[-1].rstrip(':. ')}: {item}"
         else:
             out.append(item)
     return out
@@ -99,13 +103,14 @@ def _faq(items: list[str], i: int, text: str) -> tuple[str | None, str | None, i
         j += 1  # a marked question runs to its "?"
     if not items[j].endswith("?"):
         return None, None, j + 1  # no "?" within reach: what was read is the (unfinished) question's
-    if j + 1 >= len(items) or _opens_question(items[j + 1]) or j - i > FAQ_SETUP:
-        return None, None, j + 1  # no answer follows, or too long a set-up to quote
+    if j + 1 >= len(items) or _opens_question(items[j + 1]) or items[j + 1].endswith("?") or j - i > FAQ_SETUP:
+        return None, None, j + 1  # no answer follows (another question does), or too long a set-up to quote
     question = " ".join(FAQ_MARK.sub("", x).strip() for x in items[i:j + 1])
     answer, k = FAQ_MARK.sub("", items[j + 1]).strip(), j + 2
-    if (len(answer.split()) < 4 and k < len(items) and not FAQ_MARK.match(items[k]) and not items[k].endswith("?")
-            and _one_paragraph(text, items[j + 1], items[k])):
-        answer, k = f"{answer} {items[k]}", k + 1  # "Yes." says what with the next sentence of its answer
+    # a bare "Yes." (shorter than a quotable unit) says what with the next sentence of its answer's paragraph
+    if (not answerable_unit(answer) and k < len(items) and not FAQ_MARK.match(items[k]) and not items[k].endswith("?")
+            and _one_paragraph(text, answer, items[k])):
+        answer, k = f"{answer} {items[k]}", k + 1
     return question, answer, k
 
 

@@ -80,7 +80,7 @@ def resolve(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, collected: dict[s
     by_score = strategy == "heuristic"
     led = bool(ranked) and (plain_document_leads(full.hits, structured, by_score) if inquiry.mode == "answer"
                             else by_score and plain_far_ahead(full.hits, structured, FIELDS_GAP))
-    by_data = (None if led or full.relevance.score < DATA_RELEVANCE
+    by_data = (None if led or full.relevance.score < min(DATA_RELEVANCE, ctx.relevance_threshold)
                else article_the_data_names(kb, ranked[:DATA_CANDIDATES], collected))
     on_topic = relevant(full.relevance, ctx.relevance_threshold)
     out = Resolution(covered=bool(ranked) and not led and (on_topic or by_data is not None),
@@ -105,14 +105,14 @@ def resolve(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, collected: dict[s
             ranked = [replace(leader, score=ranked[0].score), *(c for c in ranked if c.article_id != far)]
             out.candidates = ranked
     best = ranked[0]
+    if tied and not bad_facets and (fitted := article_the_data_fits(kb, tied, collected)):
+        tied, deciding = [], []
+        best = next(c for c in ranked if c.article_id == fitted)
     if by_data is not None and not tied and not bad_facets:
         best, out.named_by_data = next(c for c in ranked if c.article_id == by_data), True
     elif not on_topic:  # the data named an article that cannot govern alone: out of scope, as its words are
         out.covered = False
         return out
-    if tied and not bad_facets and (fitted := article_the_data_fits(kb, tied, collected)):
-        tied, deciding = [], []
-        best = next(c for c in ranked if c.article_id == fitted)
     out.conflicts = conflicting_articles(ranked, metadata)
     if not tied and len(inquiry.detected_facets.get(PROVIDER) or []) > 1:
         # the providers the question itself names where it asks (a synonym's expansion can add a provider's
@@ -366,8 +366,8 @@ def compared_articles(ranked: list[ArticleCandidate], metadata: dict[str, dict[s
 # candidate, is that article's: the caller is in its procedure (it collected what that article asks for),
 # however its question is worded. Not fitted: two, so that one field any article might ask for never names
 # one. But the question must still be near the subject: DATA_RELEVANCE (chosen on dev) is under the one dev
-# question this concerns (relevance 0.46) and over off-topic questions ("What is the capital of France?",
-# "How do I bake sourdough bread?", "Can I get a car loan?" on the pets and banking KBs: 0.00-0.23).
+# question this concerns (relevance 0.46) and over off-topic questions (a capital city, a bread recipe, a
+# car loan asked of the pets and banking KBs: 0.00-0.23); a lower relevance_threshold lowers it with it.
 DATA_CANDIDATES, DATA_FIELDS, DATA_RELEVANCE = 5, 2, 0.4
 
 

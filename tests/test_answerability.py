@@ -744,6 +744,14 @@ def test_an_faq_entry_is_quoted_with_its_question_and_its_set_up_is_never_a_fact
     assert units("Q. Can I bring my dog?\nA. Yes, in a carrier under the seat.\n") == [
         "Can I bring my dog? Yes, in a carrier under the seat."]
     assert "Can I bring my dog? Yes." in units("Q: Can I bring my dog?\nA: Yes.\n\nThe cabin pet fee is $95.\n")
+    # (the second review) an answer on the next line that leads into a list; two unmarked questions in a row
+    # (the first has no answer); "Q."/"A." with a bare "Yes."
+    assert units("Q: Which pets can fly?\nA: These:\n- Dogs under 8 kg\n- Cats\n") == [
+        "Which pets can fly? These: Dogs under 8 kg; Cats."]
+    assert units("**Can I bring my dog?**\n\n**Can I bring my cat?**\nYes, in a carrier under the seat.\n") == [
+        "Can I bring my cat? Yes, in a carrier under the seat."]
+    assert units("Q. Can I bring my dog?\nA. Yes. Dogs under 8 kg fly in the cabin.\n") == [
+        "Can I bring my dog? Yes. Dogs under 8 kg fly in the cabin."]
 
 
 def test_the_extractive_answer_gives_the_price_not_a_bare_number(tmp_path) -> None:
@@ -995,6 +1003,7 @@ def test_an_age_band_written_after_aged_holds_the_asker_s_age() -> None:
     assert in_stated_band(nine, "Children aged between 4 and 12 pay half.")
     assert in_stated_band(nine, "Children aged 11 and under fly with an escort.")
     assert not in_stated_band(nine, "Babies aged 6 to 24 mos fly on a lap.")
+    assert not in_stated_band(nine, "Babies aged 3 to 11 mths fly on a lap.")
 
 
 def test_the_extractive_answer_leads_with_the_band_the_case_falls_in(tmp_path) -> None:

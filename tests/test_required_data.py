@@ -289,6 +289,11 @@ def test_collected_data_that_is_one_article_s_fields_names_the_article(tmp_path:
     # names an article only for a question near its subject
     assert api.ask("What is the capital of France?", home=tmp_path / "home", collected_data={
         "member_number": "FW-1", "policy_start_date": "2025-03-01"})["decision"] == "out_of_scope"
+    # (the second review) nor when it cannot govern: the caller names a provider the KB does not have (the
+    # field list too is out of scope, not the pre-existing article's)
+    for mode in ("answer", "required_data"):
+        assert api.ask(question, home=tmp_path / "home", mode=mode, collected_data={
+            **data, "record_keeper": "Nowhere Insurance"})["decision"] == "out_of_scope", mode
     for out in (answer(question, home=tmp_path / "home", collected_data=data),
                 graph.invoke({"question": question, "collected_data": data},
                              context=Context(home=str(tmp_path / "home")))):

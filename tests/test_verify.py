@@ -114,3 +114,8 @@ def test_a_word_for_word_quote_of_whole_sentences_is_entailed_however_many_it_sp
                "is a fixture failure. Only the 50% water credit applies.")
     assert entails("My toilet ran all month. The bill doubled. Does that count? Yes. A running toilet is a fixture "
                    "failure.", [longest]).ok
+    # (the second review) list items without a full stop are not one sentence; a bare "Q." mark is no sentence
+    assert not quotes_whole_sentences("No pets smoking allowed on the balcony.",
+                                      ["Rules\n\n- No pets\n- Smoking allowed on the balcony.\n"])
+    dotted = "Q. My cat is 9. She is deaf. Can she fly?\nA. Yes. Cats fly in the cabin."
+    assert quotes_whole_sentences("My cat is 9. She is deaf. Can she fly? Yes. Cats fly in the cabin.", [dotted])
