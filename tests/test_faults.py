@@ -263,7 +263,7 @@ def test_ctrl_c_while_embedding_keeps_the_previous_snapshot_and_the_rerun_comple
     before = (home / "index").resolve().name
     tag = uuid.uuid4().hex[:8]
     big = tmp_path / "big.md"
-    big.write_text(_headings(1500, tag))  # never embedded before: nothing cached
+    big.write_text(_headings(3000, tag))  # never embedded before: nothing cached; ~10 s of embedding here
     env = {**ENV, "CITEWISE_TORCH_THREADS": "1"}
     command = [sys.executable, "-m", "citewise.cli", "ingest", str(big), "--home", str(home)]
     proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
