@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ..kb.text import FAQ_MARK, FAQ_QUOTE, NEGATIONS, code_parts, normalize, split_items, stem, term_set, words
 
@@ -80,6 +81,12 @@ def modal_classes(text: str) -> set[str]:
     return {name for name, cues in MODALS.items() if stems & cues}
 
 
+@lru_cache(maxsize=256)
+def _items(source: str) -> tuple[str, ...]:
+    """A cited text's sentences and list items, split once per text (every claim citing it reads them)."""
+    return tuple(split_items(source))
+
+
 def best_window(claim: str, sources: list[str]) -> str:
     """The sentence or list item of the cited text the claim rests on; a pair of neighbours only when
     no single one covers most of the claim (a claim may join two sentences, but one should not borrow
@@ -91,14 +98,14 @@ def best_window(claim: str, sources: list[str]) -> str:
         return len(claim_terms & w_terms) / (len(claim_terms) or 1), -len(w_terms)
 
     # a long code example is quoted by its stanzas (kb.text.code_parts): each is a window of its own
-    units = [p for source in sources for u in (split_items(source) or [source])
+    units = [p for source in sources for u in (_items(source) or [source])
              for p in dict.fromkeys([u, *code_parts(u)])]
     if not units:
         return ""
     best = max(units, key=key)
     if key(best)[0] >= 0.8 or not re.search(r"[;.]\s+\S", claim.strip().rstrip(".")):
         return best
-    pairs = [f"{a} {b}" for source in sources for a, b in zip(split_items(source), split_items(source)[1:],
+    pairs = [f"{a} {b}" for source in sources for a, b in zip(_items(source), _items(source)[1:],
                                                             strict=False)]
     return max([best, *pairs], key=key)
 
@@ -120,7 +127,7 @@ def quotes_whole_sentences(claim: str, sources: list[str]) -> bool:
     true that fees are waived") is not one."""
     target = _tokens(claim)
     for source in sources:
-        units = [tokens for u in split_items(source) if (tokens := _tokens(FAQ_MARK.sub("", u)))]  # (a bare "Q.")
+        units = [tokens for u in _items(source) if (tokens := _tokens(FAQ_MARK.sub("", u)))]  # (a bare "Q.")
         for i in range(len(units)):
             joined: list[str] = []
             for unit in units[i:i + FAQ_QUOTE]:

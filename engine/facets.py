@@ -36,8 +36,9 @@ _CAPITALS = re.compile(r"\b[A-Z]{3,6}\b")
 def initials(name: str) -> str | None:
     """The acronym of a name of three capitalised words or more ("Copperfield National Bank" -> "CNB"; the
     small words of "Bank of the West" are skipped), else None: a shorter one is too ambiguous to read."""
-    caps = [w for w in name.replace("_", " ").split() if w[:1].isupper() and w[:1].isalpha()]
-    small = [w for w in name.replace("_", " ").split() if not w[:1].isupper()]
+    parts = name.replace("_", " ").split()
+    caps = [w for w in parts if w[:1].isupper() and w[:1].isalpha()]
+    small = [w for w in parts if not w[:1].isupper()]
     if len(caps) < 3 or any(w.lower() not in FUNCTION_WORDS | {"and", "the", "&"} for w in small):
         return None
     return "".join(w[0] for w in caps).upper()

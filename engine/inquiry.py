@@ -168,8 +168,10 @@ def with_the_provider(kb: KnowledgeBase, detected: dict[str, list[str]],
                                                         universal_values(PROVIDER, kb.facets.get(PROVIDER, []))))
     out = {PROVIDER: providers}
     for facet, values in detected.items():
+        if facet == PROVIDER:
+            continue
         universal = universal_values(facet, kb.facets.get(facet, []))
-        if facet != PROVIDER and (keep := [v for v in values if kb.meta.mask(
-                combine_filters(theirs, {facet: {"$in": [v, *universal]}})).any()]):
+        keep = [v for v in values if kb.meta.mask(combine_filters(theirs, {facet: {"$in": [v, *universal]}})).any()]
+        if keep:
             out[facet] = keep
     return out
