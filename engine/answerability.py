@@ -59,6 +59,11 @@ QUESTION_TYPES: list[tuple[str, re.Pattern[str]]] = [(t, re.compile(p, re.IGNORE
 ACCEPTS = {"duration": {"duration", "date"}, "date": {"date", "duration"}, "percent": {"percent"},
            "amount": {"amount", "percent", "count"}, "count": {"count", "amount", "duration"}}
 _MONTH = r"(january|february|march|april|may|june|july|august|september|october|november|december)"
+# A month in running text. "may" is mostly the modal verb ("participants may request..."): it is the month
+# only written "May" before a figure ("May 1", "May 2026") or inside a sentence (the modal starts one: "May I
+# ...?"); the other months need no such care.
+_MONTH_IN_TEXT = (r"\b(january|february|march|april|june|july|august|september|october|november|december)\b|"
+                  r"(?-i:\bMay\b)(?=,?\s*\d)|(?<=[^.!?\s\"'(:*-] )(?-i:May)\b|(?<=mid-)(?-i:May)\b")
 # Money as written before or after a figure: a symbol or an ISO code ("₹2,500", "AUD 40", "120 SEK", "1,500 yen")
 _SYMBOLS = "[$£€¥₹₩₽₺₪฿]"
 _CODES = "usd|eur|gbp|cad|aud|nzd|chf|jpy|cny|inr|sek|nok|dkk|sgd|hkd|zar|mxn|brl|krw|pln"
@@ -72,7 +77,7 @@ SENTENCE_TYPES: dict[str, re.Pattern[str]] = {t: re.compile(p, re.IGNORECASE) fo
               r"applies|apply|and|or|at|in|unless|until|from|of|was|will|charged|required|payable|due)\b)[a-z])|"
               r"\bfree\b|\bat no (cost|charge)\b",
     "percent": r"\d\s*%|\bpercent\b",
-    "date": _MONTH + r"\b|\bage\s+\d|\b\d+(½)?\s*(or older|and older)\b|\b(19|20)\d\d\b|\bby the (end|date)\b|"
+    "date": _MONTH_IN_TEXT + r"|\bage\s+\d|\b\d+(½)?\s*(or older|and older)\b|\b(19|20)\d\d\b|\bby the (end|date)\b|"
             r"\b(end|start|beginning) of the (year|month|quarter)\b|\bdeadline\b|"
             # a day of the month: "on the 5th", "the 1st of each month", "by the 15th"
             r"\b(on|by|before|after|until|from) the \d{1,2}(st|nd|rd|th)\b(?!\s+(?!(of|and|or|at|to|through|until|"
@@ -446,6 +451,14 @@ def of_type(sentence: str, kinds: set[str], accepted: set[str], priced: bool) ->
     return bool(matched) and not (matched == {"count"} and priced and not _PRICE_UNIT.search(sentence))
 
 
+# Where a period starts: "paid within 3 days *after approval*" times the payment, not the approval. A question
+# that names no start of its own ("how long does approval take?") is not answered by a period that only
+# starts at its subject.
+_STARTS = re.compile(r"\b(after|following|upon|once)\s+((the|a|an|its|their|your|his|her|my)\s+)?[\w-]+",
+                     re.IGNORECASE)
+TIMED = {"duration", "date"}
+
+
 def assess(question: str, claims: list[str], context_text: str, facet_terms: set[str]) -> Answerability:
     """Whether the answer's claims answer the question's type and focus, and what is missing if not."""
     qtype = question_type(question)
@@ -463,7 +476,9 @@ def assess(question: str, claims: list[str], context_text: str, facet_terms: set
                 t for t in with_compounds(question) - set(terms(question))
                 if any(t.startswith(f) or t.endswith(f) for f in focus)}
         partners = {d for w in words(question) if stem(w) in focus for d in derived_words(w)}
-        on_focus = [c for c in typed if not focus or with_compounds(c) & wanted or says_derived(partners, c)]
+        timed = qtype in TIMED and not _STARTS.search(asking_part(question))
+        on_focus = [c for c in typed if not focus or with_compounds(_STARTS.sub(" ", c) if timed else c) & wanted
+                    or says_derived(partners, c)]
         subject = " ".join(dict.fromkeys(w for w in words(question) if stem(w) in set(focus) and not _YEAR.match(w)))
         if not on_focus:
             out.missing.append(f"{WHAT[qtype]}{' for ' + subject if subject else ''}")

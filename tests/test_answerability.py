@@ -1263,3 +1263,29 @@ def test_a_lower_case_word_of_a_provider_s_name_is_no_second_provider(tmp_path) 
                   confidence_threshold=0.0)
     assert out["metadata"]["required_data"]["compared"] == [], out["metadata"]["required_data"]
     assert out["decision"] != "uncertain" and {c["doc_id"] for c in out["citations"]} == {"tidewell-unlock"}, out
+
+
+def test_the_modal_may_is_no_month() -> None:
+    from citewise.engine.answerability import sentence_types
+
+    # "may" had typed every permission as a date, so that "participants may request one" answered "when".
+    for sentence in ("Participants may request a hardship withdrawal.", "May I roll it over?",
+                     "- May I pay early?", "Q: May a spouse sign?"):
+        assert "date" not in sentence_types(sentence), sentence
+    for sentence in ("Statements are mailed on May 1.", "Enrolment opens in May.", "Open from March to May.",
+                     "Reviews run in mid-May.", "Due May 2026."):
+        assert "date" in sentence_types(sentence), sentence
+    when = "When can I request a withdrawal?"
+    assert not assess(when, ["Participants may request a withdrawal."], "", set()).ok
+    assert assess(when, ["Participants may request a withdrawal in May."], "", set()).ok
+
+
+def test_a_period_that_starts_at_the_subject_does_not_time_it() -> None:
+    # "paid within 3 days after approval" times the payment; it does not say how long approval takes
+    paid = ["Payments are issued within 3 business days after approval."]
+    assert not assess("How many days does it take to approve a request?", paid, "", set()).ok
+    assert not assess("How long until the claim is approved?", paid, "", set()).ok
+    # ... unless the question starts its period there too, or the subject is what the period times
+    assert assess("How long after approval are payments issued?", paid, "", set()).ok
+    assert assess("How many days does it take to approve a request?",
+                  ["Requests are approved within 5 business days of receipt."], "", set()).ok
