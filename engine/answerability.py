@@ -25,7 +25,10 @@ QUESTION_TYPES: list[tuple[str, re.Pattern[str]]] = [(t, re.compile(p, re.IGNORE
                  r"pay periods)\b|\bwithin how\b"),
     ("date", r"\bwhen (is|are|do|does|must|should|will|can|am|did)\b|\bby when\b|\bwhat (date|day|deadline|month|"
              r"year)\b|\b(what|which) age\b|\bhow old\b|\bat what age\b|\bdeadline\b"),
-    ("percent", r"\bwhat (percent|percentage)\b|\bhow much (of|is withheld|tax|penalt)|\bwhat (interest )?rate\b"),
+    ("percent", r"\bwhat (percent|percentage)\b|\bhow much (of|is withheld|tax|penalt)|\bwhat (interest )?rate\b|"
+                # "what is the interest rate on a loan", "what's the APR": a few words may name the product
+                r"\bwhat( (is|are|was|were|will be|would be)|'s|\u2019s) (the|my|your|their|its|an?) "
+                r"([\w-]+ ){0,2}?(interest rates?|aprs?|apys?)\b"),
     # "what is the 2026 elective deferral limit" (a few words between "the" and the quantity, none of them a
     # preposition: "the process for a fee refund" asks for a process); "what does the carrier charge"
     ("amount", r"\bhow much\b|\bwhat( (is|are|was|were)|'s|\u2019s) the ((?!(for|on|of|about|between|in|to|with|"

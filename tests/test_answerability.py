@@ -1289,3 +1289,12 @@ def test_a_period_that_starts_at_the_subject_does_not_time_it() -> None:
     assert assess("How long after approval are payments issued?", paid, "", set()).ok
     assert assess("How many days does it take to approve a request?",
                   ["Requests are approved within 5 business days of receipt."], "", set()).ok
+
+
+def test_a_question_for_an_interest_rate_asks_for_a_percentage() -> None:
+    for question in ("What is the interest rate on a student loan for 2026-27?", "What's the APR on the card?",
+                     "What is the current savings interest rate?"):
+        assert question_type(question) == "percent", question
+    asked = "What is the interest rate on a subsidized loan?"
+    assert not assess(asked, ["Interest on a subsidized loan is paid while you are in school."], "", set()).ok
+    assert assess(asked, ["The subsidized loan interest rate is 6.39% for 2025-26."], "", set()).ok
