@@ -54,13 +54,23 @@ QUESTION_TYPES: list[tuple[str, re.Pattern[str]]] = [(t, re.compile(p, re.IGNORE
                r"\b(does|will|would) (it|that|this) cost\b|"
                r"\b(do|does|will|would) (they|you|it|(the )?\w+) charge (me |us )?(anything|extra|a fee)\b"),
     ("count", r"\bhow many\b"),
+    # a number or address to reach or pay someone ("what's the bank's BSB number?", "what number do I call?"):
+    # answered by the code itself, not by a sentence about it
+    ("identifier", r"\bwhat( is|'s|\u2019s| are|'re)\b[^?.]{0,60}?\b(phone|telephone|fax|contact|helpline|hotline|"
+                   r"routing|bsb|account|sort|swift|bic|iban|reference|customer service|support) (number|code)s?\b|"
+                   r"\bwhat( is|'s|\u2019s| are|'re)\b[^?.]{0,60}?\b(e-?mail( address)?|web ?site|url|web address|"
+                   r"(postal|mailing|street) address|sort code|swift code|bic|iban|bsb|po box)\b"
+                   r"(?=\s*(\?|$|(for|of|to|at|on)\b))|"
+                   r"\bwhat (phone |telephone )?number (do|should|can|could|would) (i|we|you|they) "
+                   r"(call|ring|dial|text)\b"),
     ("procedure", r"\bhow (do|can|should|would) (i|we|you|they|the \w+)\b|\bhow to\b|\bwhat (are the )?steps\b|"
                   r"\bwhat do (i|we) (need to )?do\b|\bprocess for\b"),
     ("party", r"^\s*who\b|\bwho (is|are|must|should|can|pays|approves|signs|decides)\b|\bto whom\b"),
 )]
 # Sentence types a question type accepts.
 ACCEPTS = {"duration": {"duration", "date"}, "date": {"date", "duration"}, "percent": {"percent"},
-           "amount": {"amount", "percent", "count"}, "count": {"count", "amount", "duration"}}
+           "amount": {"amount", "percent", "count"}, "count": {"count", "amount", "duration"},
+           "identifier": {"identifier"}}
 _MONTH = r"(january|february|march|april|may|june|july|august|september|october|november|december)"
 # A month in running text. "may" is mostly the modal verb ("participants may request..."): it is the month
 # only written "May" before a figure ("May 1", "May 2026") or inside a sentence (the modal starts one: "May I
@@ -94,6 +104,12 @@ SENTENCE_TYPES: dict[str, re.Pattern[str]] = {t: re.compile(p, re.IGNORECASE) fo
                 r"minutes?)\b|\b(one|two|three|four|five|six|seven|ten|twelve) (business )?(days?|weeks?|months?|"
                 r"years?)\b|\bimmediately\b|\bsame day\b",
     "count": r"\b\d+\b|\b(one|two|three|four|five|six|seven|eight|nine|ten)\b",
+    # a number or address as written: digit groups ("633-104", "0808 157 0419", "1-800-555-0199"; not an amount, a
+    # percentage or a range of years), an e-mail or web address, a bank identifier ("WTGMAU2S")
+    "identifier": r"(?<![$£€¥₹\d.,])\b(\d{1,5}(?:[-\u2013 ]\d{2,5}){1,4}|\d{2,5}(?:\.\d{2,5}){2,4})\b"
+                  r"(?![.,]?\d|\s*%)(?<!\b(?:19|20)\d\d[-\u2013 ](?:19|20)\d\d)|"
+                  r"[\w.+-]+@[\w-]+\.[\w.-]+|\b(https?://|www\.)\S+|"
+                  r"(?-i:\b(?=[A-Z0-9]*\d)(?=[A-Z0-9]*[A-Z]{3})[A-Z0-9]{6,11}\b)",
 }.items()}
 # Words that ask rather than tell: they are never what a question is about.
 QUESTION_WORDS = frozenset(terms(
@@ -389,6 +405,7 @@ def with_compounds(text: str) -> set[str]:
 
 
 WHAT = {"amount": "the amount", "percent": "the percentage", "date": "when", "duration": "how long",
+        "identifier": "the number or address",
         "count": "how many"}
 
 # "What exchange-rate margin does it add?", "how many crews do they keep?": a thing asked for by name (up

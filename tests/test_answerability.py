@@ -1298,3 +1298,38 @@ def test_a_question_for_an_interest_rate_asks_for_a_percentage() -> None:
     asked = "What is the interest rate on a subsidized loan?"
     assert not assess(asked, ["Interest on a subsidized loan is paid while you are in school."], "", set()).ok
     assert assess(asked, ["The subsidized loan interest rate is 6.39% for 2025-26."], "", set()).ok
+
+
+def test_a_question_for_a_number_or_address_is_answered_by_the_code_itself() -> None:
+    from citewise.engine.answerability import sentence_types
+
+    for question in ("What's the bank's BSB number?", "What is the customer service phone number for billing?",
+                     "What number do I call to report fraud?", "What is the email address for claims?"):
+        assert question_type(question) == "identifier", question
+    for question in ("What's the maximum number of PINs?", "What's the email address change process?"):
+        assert question_type(question) != "identifier", question
+    for sentence in ("All accounts use BSB 633-104.", "Call 0808 157 0419 any time.", "Call 1-800-555-0199.",
+                     "Email claims@insurer.example.", "See www.bank.example/help.", "SWIFT code WTGMAU2S."):
+        assert "identifier" in sentence_types(sentence), sentence
+    for sentence in ("The fee is $1,500.", "Rates are 10.25% now.", "Plan years 2024-2026 apply.",
+                     "It takes 3 to 5 days.", "Costs 12.50 a month.", "Version 2.13.0 is pinned."):
+        assert "identifier" not in sentence_types(sentence), sentence
+    bsb = "What's the bank's BSB number?"
+    # a sentence about BSBs that gives none does not answer; the one with the code does
+    assert not assess(bsb, ["Members can pay without a BSB and account number."], "", set()).ok
+    assert assess(bsb, ["All accounts use BSB 633-104."], "", set()).ok
+
+
+def test_a_plain_document_with_the_asked_code_answers_over_an_article_without_it(tmp_path) -> None:
+    """The loan article talks about the phone line but gives no number; a plain contact list has it."""
+    from citewise import api
+
+    home = northwind_home(tmp_path, {"loan-line.md": (
+        "---\nid: northwind-loan-line\ntitle: Northwind loan phone line\nrecord_keeper: Northwind\ntopic: loan\n"
+        "---\n## Business rules\n- Loan questions can be answered on the loan phone line during business hours.\n"
+        "- The loan phone line cannot change a loan's term.\n"),
+        "contacts.md": "# Contact list\n\n- Northwind loan phone line: 0808 157 0419.\n"
+                       "- Northwind head office: 12 Harbour Street.\n"}, fields=True)
+    answer = api.ask("What is the Northwind loan phone number?", home=home, confidence_threshold=0.0)
+    assert "0808 157 0419" in answer["response"]["text"], answer["response"]["text"]
+    assert {c["doc_id"] for c in answer["citations"]} == {"contacts.md"}, answer["citations"]
