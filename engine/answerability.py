@@ -22,9 +22,14 @@ from .facets import QUESTION_WORD, is_universal
 # Question types by wording; the first match wins (most specific first).
 QUESTION_TYPES: list[tuple[str, re.Pattern[str]]] = [(t, re.compile(p, re.IGNORECASE)) for t, p in (
     ("duration", r"\bhow (long|soon|quickly|fast)\b|\bhow many (hours|days|weeks|months|years|business days|"
-                 r"pay periods)\b|\bwithin how\b"),
+                 r"pay periods)\b|\bwithin how\b|"
+                 # "how much notice", "how far in advance", "what is the grace period": a period by another name
+                 # (the lookaheads keep "notice" and "grace" in the focus: they say which period)
+                 r"\bhow much (?=(advance |written )?(notice|time|lead time)\b)|\bhow far (in advance|ahead)\b|"
+                 r"\bwhat( is|'s|\u2019s| are) the (?=([\w-]+ ){0,2}(period|window)\b(?! of\b))"),
     ("date", r"\bwhen (is|are|do|does|must|should|will|can|am|did)\b|\bby when\b|\bwhat (date|day|deadline|month|"
-             r"year)\b|\b(what|which) age\b|\bhow old\b|\bat what age\b|\bdeadline\b"),
+             r"year|time)\b|\bwhat hours\b|\b(cut-?off|closing|opening) time\b|\b(what|which) age\b|\bhow old\b|"
+             r"\bat what age\b|\bdeadline\b"),
     ("percent", r"\bwhat (percent|percentage)\b|\bhow much (of|is withheld|tax|penalt)|\bwhat (interest )?rate\b|"
                 # "what is the interest rate on a loan", "what's the APR": a few words may name the product
                 r"\bwhat( (is|are|was|were|will be|would be)|'s|\u2019s) (the|my|your|their|its|an?) "
@@ -53,7 +58,7 @@ QUESTION_TYPES: list[tuple[str, re.Pattern[str]]] = [(t, re.compile(p, re.IGNORE
                r"(?![\w-]|\s+(of(?! any kind)|to my|against|pending)\b)|"
                r"\b(does|will|would) (it|that|this) cost\b|"
                r"\b(do|does|will|would) (they|you|it|(the )?\w+) charge (me |us )?(anything|extra|a fee)\b"),
-    ("count", r"\bhow many\b"),
+    ("count", r"\bhow many\b|\bhow (big|large|heavy|tall|wide)\b"),  # a number of units: "20 MB", "23 kg"
     # a number or address to reach or pay someone ("what's the bank's BSB number?", "what number do I call?"):
     # answered by the code itself, not by a sentence about it
     ("identifier", r"\bwhat( is|'s|\u2019s| are|'re)\b[^?.]{0,60}?\b(phone|telephone|fax|contact|helpline|hotline|"
@@ -120,7 +125,7 @@ QUESTION_WORDS = frozenset(terms(
 # A verb's particle ("get my deposit *back*", "cash *out*"): alone it names nothing the answer must say.
 PARTICLES = frozenset(terms("back out up off away over down"))
 # Words that only carry a question's type ("how long does it *take*"): a sentence of the type answers them.
-FILLER_WORDS = {"duration": frozenset(terms("take takes taking took last lasts"))}
+FILLER_WORDS = {"duration": frozenset(terms("take takes taking took last lasts period periods window windows"))}
 # Words that name which quantity a money question asks for ("how much does it *charge*", "what *rate*"):
 # not its subject when the question names one ("charge to set up a loan": setup is the subject), but
 # when nothing else is left they are the subject, and the answer must name one of them (a vesting

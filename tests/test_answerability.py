@@ -1333,3 +1333,22 @@ def test_a_plain_document_with_the_asked_code_answers_over_an_article_without_it
     answer = api.ask("What is the Northwind loan phone number?", home=home, confidence_threshold=0.0)
     assert "0808 157 0419" in answer["response"]["text"], answer["response"]["text"]
     assert {c["doc_id"] for c in answer["citations"]} == {"contacts.md"}, answer["citations"]
+
+
+def test_a_period_asked_by_another_name_is_a_duration_and_names_which_period() -> None:
+    for question in ("How much notice do I need to give?", "How far in advance must I book?",
+                     "What's the grace period for rent?", "What is the waiting period for illness?"):
+        assert question_type(question) == "duration", question
+    # the lookahead keeps the words that say which period: "grace", "notice" (not the type's "period")
+    assert focus_terms("What's the grace period for rent?", set(), "duration") == ["grace", "rent"]
+    assert "notic" in focus_terms("How much notice do I need to give?", set(), "duration")
+    grace = "What's the grace period for rent?"
+    assert not assess(grace, ["Rent can be paid online or by check."], "", set()).ok
+    assert assess(grace, ["The grace period for rent ends 5 days after the due date."], "", set()).ok
+    for question in ("What time does the leasing office close on Saturday?", "What hours is the help line open?",
+                     "What's the cutoff time for same-day transfers?"):
+        assert question_type(question) == "date", question
+    assert assess("What time does the leasing office close on Saturday?",
+                  ["Leasing office hours on Saturday: 10 a.m. to 5 p.m."], "", set()).ok
+    assert question_type("How big can an attachment be?") == "count"
+    assert not assess("How big can an attachment be?", ["Attach the itemized invoice to the claim."], "", set()).ok
