@@ -93,7 +93,10 @@ SENTENCE_TYPES: dict[str, re.Pattern[str]] = {t: re.compile(p, re.IGNORECASE) fo
               rf"(?<![\d,])\b\d[\d,]*(\.\d+)?\s*({_MONEY_AFTER})(?!\w)|"
               r"\b(no|free of|without) ([\w-]+ ){0,2}(fee|charge|cost)s?\b(?![\w-]|\s+(?!(for|to|on|if|when|is|are|"
               r"applies|apply|and|or|at|in|unless|until|from|of|was|will|charged|required|payable|due)\b)[a-z])|"
-              r"\bfree\b|\bat no (cost|charge)\b",
+              # "free" as a price ("the re-read is free", "free of charge", "fee-free"), not a freedom or a
+              # compound that is no price ("feel free to", "toll-free line", "tax-free", "free of debris")
+              r"(?<![\w-])(?<!feel )free\b(?!-)(?!\s+(of|from)\s+(?!(charge|cost|fees?)\b))|"
+              r"\b(fee|fees|charge|cost|interest|commission|penalty|rent)-free\b|\bat no (cost|charge)\b",
     "percent": r"\d\s*%|\bpercent\b",
     "date": _MONTH_IN_TEXT + r"|\bage\s+\d|\b\d+(½)?\s*(or older|and older)\b|\b(19|20)\d\d\b|\bby the (end|date)\b|"
             r"\b(end|start|beginning) of the (year|month|quarter)\b|\bdeadline\b|"

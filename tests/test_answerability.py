@@ -1352,3 +1352,15 @@ def test_a_period_asked_by_another_name_is_a_duration_and_names_which_period() -
                   ["Leasing office hours on Saturday: 10 a.m. to 5 p.m."], "", set()).ok
     assert question_type("How big can an attachment be?") == "count"
     assert not assess("How big can an attachment be?", ["Attach the itemized invoice to the claim."], "", set()).ok
+
+
+def test_free_is_a_price_only_where_it_prices_something() -> None:
+    from citewise.engine.answerability import sentence_types
+
+    for sentence in ("The re-read is free.", "Replacement cards are free of charge.", "Transfers are fee-free.",
+                     "It is free to open an account.", "Members get a free annual check-up."):
+        assert "amount" in sentence_types(sentence), sentence
+    for sentence in ("Feel free to call us any time.", "Call our toll-free line.", "Keep the area free of debris.",
+                     "Use the hands-free kit.", "Withdrawals are tax-free."):
+        assert "amount" not in sentence_types(sentence), sentence
+    assert not assess("How much does it cost to call support?", ["Feel free to call support any time."], "", set()).ok
