@@ -48,7 +48,7 @@ NEGATIONS: frozenset[str] = frozenset({"no", "not", "never", "cannot", "cant", "
                                        "without", "nor", "none"})
 _stemmer = Stemmer.Stemmer("english")
 # Identifies the analyser; an index built by another analyser is rebuilt rather than mis-scored.
-ANALYZER_VERSION = 5  # bump whenever normalize/words/terms change what an indexed text becomes
+ANALYZER_VERSION = 6  # bump whenever normalize/words/terms change what an indexed text becomes
 ANALYZER_ID = (f"v{ANALYZER_VERSION}/snowball-english/stop-"
                + hashlib.sha1(" ".join(sorted(STOPWORDS)).encode()).hexdigest()[:10])
 
@@ -74,9 +74,17 @@ _IRREGULAR_PLURALS = {plural + end: singular for plural, singular in (
     ("mice", "mouse"), ("geese", "goose"), ("wives", "wife"), ("knives", "knife")) for end in ("", "s")}
 
 
+# A vowel-less word with a plural "s" ("rmds", "401ks", "cds"): an acronym's plural typed in lower case (or
+# shouted: "RMDS"), which _ACRONYM_PLURAL cannot see and the stemmer cannot strip.
+_VOWELLESS_PLURAL = re.compile(r"[^aeiouy\W_]{2,}s")
+
+
 @lru_cache(maxsize=200_000)
 def stem(word: str) -> str:
-    return _stemmer.stemWord(_IRREGULAR_PLURALS.get(word, word))
+    word = _IRREGULAR_PLURALS.get(word, word)
+    if _VOWELLESS_PLURAL.fullmatch(word) and not word.endswith("ss"):
+        word = word[:-1]
+    return _stemmer.stemWord(word)
 
 
 def terms(text: str) -> list[str]:
