@@ -62,6 +62,28 @@ def detect_mode(question: str) -> str:
     return "required_data" if any(p.search(question) for p in _REQUIRED_DATA_CUES) else "answer"
 
 
+# A greeting or a thank-you around the question ("Hi, ...", "Quick question: ...", "... Thanks!"): words the
+# knowledge base never uses, so each one lowered the share of the question an answer states (its
+# confidence) and could send a well-answered question to `uncertain`. They ask nothing; they come off.
+_OPENING = re.compile(
+    r"^(?:(?:hi|hello|hey|hiya|greetings|good (?:morning|afternoon|evening|day))(?: there| team| all| everyone"
+    r"| folks)?\b[\s,:;!.\-\u2013\u2014]*|(?:quick|simple|short|one|a) question\s*[,:;!.\-\u2013\u2014]+\s*"
+    r"|question\s*[:\-\u2013\u2014]+\s*)", re.IGNORECASE)
+_CLOSING = re.compile(
+    r"(?<=[?.!,;\-\u2013\u2014])\s*(?:thanks|thank you|thx|cheers|many thanks|(?:thanks|thank you) (?:so much|a lot|"
+    r"in advance)|please (?:help|advise)|any help (?:is )?(?:much |greatly )?appreciated|appreciate (?:it|any help))"
+    r"[\s!.:)]*$", re.IGNORECASE)
+
+
+def without_pleasantries(question: str) -> str:
+    """The question without the greeting before it and the thanks after it (the whole question when
+    nothing else would be left)."""
+    text = question
+    while (cut := _OPENING.sub("", text, count=1)) != text or (cut := _CLOSING.sub("", text, count=1)) != text:
+        text = cut.strip()
+    return text if len(text) >= MIN_QUESTION and text[:1] else question
+
+
 def minimum_max_tokens(ctx: Context) -> int:
     """The smallest `max_tokens` whose context share holds the context frame and one useful excerpt."""
     return max(64, math.ceil(minimum_context_tokens() / ctx.context_share))
@@ -83,6 +105,7 @@ def validate(raw: Mapping[str, Any], ctx: Context) -> Inquiry:
     if not MIN_QUESTION <= len(question) <= MAX_QUESTION:
         raise InputError(f"question must be {MIN_QUESTION}-{MAX_QUESTION} characters after trimming "
                          f"(got {len(question)})")
+    question = without_pleasantries(question)
     filters = raw.get("filters") or {}
     validate_filter(filters)
     collected = raw.get("collected_data") or {}
