@@ -62,13 +62,19 @@ def detect_mode(question: str) -> str:
     return "required_data" if any(p.search(question) for p in _REQUIRED_DATA_CUES) else "answer"
 
 
-# A greeting or a thank-you around the question ("Hi, ...", "Quick question: ...", "... Thanks!"): words the
-# knowledge base never uses, so each one lowered the share of the question an answer states (its
-# confidence) and could send a well-answered question to `uncertain`. They ask nothing; they come off.
+# A greeting or a thank-you around the question ("Hi, ...", "Quick question: ...", "... Thanks!") and an
+# agent's frame ("A customer is asking: ..."): words the knowledge base never uses, so each one lowered the
+# share of the question an answer states (its confidence) and could send a well-answered question to
+# `uncertain`. They ask nothing; they come off.
 _OPENING = re.compile(
     r"^(?:(?:hi|hello|hey|hiya|greetings|good (?:morning|afternoon|evening|day))(?: there| team| all| everyone"
     r"| folks)?\b[\s,:;!.\-\u2013\u2014]*|(?:quick|simple|short|one|a) question\s*[,:;!.\-\u2013\u2014]+\s*"
-    r"|question\s*[:\-\u2013\u2014]+\s*)", re.IGNORECASE)
+    r"|question\s*[:\-\u2013\u2014]+\s*"
+    # an agent passing a question on: "A customer is asking: ...", "Caller wants to know whether ..."
+    r"|(?:(?:a|an|the|my|our|this|one)\s+)?[\w'-]+(?:\s+[\w'-]+)?\s+(?:is asking|asks|asked|wants to know|"
+    r"would like to know|wonders|is wondering|needs to know)"
+    r"(?:\s*[:\-\u2013\u2014]+\s*|\s*,\s*|\s+(?=(?:if|whether)\b)))",
+    re.IGNORECASE)
 _CLOSING = re.compile(
     r"(?<=[?.!,;\-\u2013\u2014])\s*(?:thanks|thank you|thx|cheers|many thanks|(?:thanks|thank you) (?:so much|a lot|"
     r"in advance)|please (?:help|advise)|any help (?:is )?(?:much |greatly )?appreciated|appreciate (?:it|any help))"

@@ -210,20 +210,25 @@ def test_the_readme_layout_names_every_part_of_the_tree() -> None:
     assert not missing, missing
 
 
-def test_a_greeting_or_a_thank_you_does_not_change_the_answer(kb_home: Path) -> None:
-    """Words the KB never uses lowered the share of the question the answer states: "Hi, ..." or "...
-    Thanks!" sent a question that was answered to `uncertain`. They come off at intake; the question does not."""
+def test_a_greeting_a_thank_you_or_an_agent_s_frame_does_not_change_the_answer(kb_home: Path) -> None:
+    """Words the KB never uses lowered the share of the question the answer states: "Hi, ...", "... Thanks!"
+    or "A customer is asking: ..." sent a question that was answered to `uncertain`. They come off at
+    intake; the question does not."""
     from citewise.engine.inquiry import without_pleasantries
     from citewise.engine.pipeline import answer
 
     assert without_pleasantries("Hi there! Quick question: can I roll over? Thanks so much!") == "can I roll over?"
     assert without_pleasantries("Hey Acme, is the fee refundable? Any help appreciated :)") == \
         "Acme, is the fee refundable?"
-    for kept in ("How do I write a thank you?", "Is there a hiring freeze?", "Thanks", "Question time: when?"):
+    assert without_pleasantries("A customer is asking: can I roll over?") == "can I roll over?"
+    assert without_pleasantries("Caller wants to know whether the fee is refundable.") == \
+        "whether the fee is refundable."
+    for kept in ("How do I write a thank you?", "Is there a hiring freeze?", "Thanks", "Question time: when?",
+                 "The plan says: you must be 55. Is that right?"):
         assert without_pleasantries(kept) == kept
     question = "I never told Acme when to send the money I'm forced to take out of my 401k this year. What happens?"
     plain = answer(question, home=kb_home)
     for dressed in (f"Hi, {question}", f"Quick question: {question}", f"{question} Thanks!",
-                    f"{question} Please help."):
+                    f"{question} Please help.", f"A customer is asking: {question}"):
         got = answer(dressed, home=kb_home)
         assert (got["decision"], got["confidence"]) == (plain["decision"], plain["confidence"]), dressed
