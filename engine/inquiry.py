@@ -17,6 +17,7 @@ from ..arguments import check_text
 from ..config import Context
 from ..errors import InputError
 from ..kb.articles import PROVIDER
+from ..kb.text import stem
 from ..retrieval.filters import validate_filter
 from ..retrieval.snapshot import KnowledgeBase
 from .access import UNRESTRICTED, Access, visible_facets
@@ -25,6 +26,7 @@ from .assemble import minimum_context_tokens
 from .facets import combine_filters, facet_clause, facet_filter, universal_values
 from .privacy import mask_values, masked
 from .records import DEFAULT_MAX_TOKENS, Inquiry
+from .spelling import corrected
 
 MIN_QUESTION, MAX_QUESTION = 3, 1000
 MAX_MAX_TOKENS = 16000
@@ -166,7 +168,8 @@ def artifact_mode(mode: Any, artifact_type: Any) -> tuple[str | None, str]:
 
 
 def understand(kb: KnowledgeBase, ctx: Context, raw: Mapping[str, Any], access: Access = UNRESTRICTED) -> Inquiry:
-    """Validate, pick the mode, expand synonyms and detect the facets the question names.
+    """Validate, read a slip of the keyboard in a provider's name as the name, pick the mode, expand synonyms
+    and detect the facets the question names.
 
     `access` is the caller's reach (engine.access): its filter travels with the inquiry into every
     search, and only facet values the caller can read are detected (a value that exists only in
@@ -174,6 +177,11 @@ def understand(kb: KnowledgeBase, ctx: Context, raw: Mapping[str, Any], access: 
     """
     inquiry = validate(raw, ctx)
     inquiry.access = access.filter()
+    if ctx.correct_spelling:
+        vocabulary = kb.bm25.vocab
+        inquiry.question, inquiry.corrections = corrected(
+            inquiry.question, kb.facet_detector.name_words,
+            lambda w: stem(w) in vocabulary or bool(kb.synonyms.expansions(w)))
     inquiry.expansions = kb.synonyms.expansions(inquiry.question) if ctx.expand_synonyms else []
     if ctx.detect_facets:
         detected = kb.facet_detector.detect(" ".join([inquiry.question, *inquiry.expansions]))

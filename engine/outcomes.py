@@ -191,6 +191,7 @@ def uncertain(ctx: Context, inquiry: Inquiry, verdict: Verdict | None, pack: Con
 # --- metadata: what each step reports (the graph's nodes and engine.answer report the same) --------
 def start_metadata(inquiry: Inquiry, ctx: Context, generation: int) -> dict[str, Any]:
     return {"mode": inquiry.mode, "facets_detected": inquiry.detected_facets, "expansions": inquiry.expansions,
+            "spelling": [list(pair) for pair in inquiry.corrections],
             "kb_generation": generation, "generator": None, "context_tokens": 0,
             "context_budget": int(ctx.context_share * inquiry.max_tokens), "chunks_retrieved": 0, "chunks_used": 0,
             "tiers_used": {"critical": 0, "high": 0, "medium": 0, "low": 0}}

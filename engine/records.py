@@ -38,6 +38,7 @@ class Inquiry:
     mode: Mode = "answer"
     artifact_type: str = ""  # mode `artifact`: which kind (engine/artifact_types.py)
     expansions: list[str] = field(default_factory=list)  # synonyms of terms in the question
+    corrections: list[tuple[str, str]] = field(default_factory=list)  # slips read as the KB's words (spelling.py)
     detected_facets: dict[str, list[str]] = field(default_factory=dict)  # facet -> values named in it
     facet_filters: dict[str, Any] = field(default_factory=dict)  # detected facets as a filter (relaxable)
     access: dict[str, Any] = field(default_factory=dict)  # what the caller may read (engine.access): never relaxed

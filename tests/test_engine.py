@@ -232,3 +232,25 @@ def test_a_greeting_a_thank_you_or_an_agent_s_frame_does_not_change_the_answer(k
                     f"{question} Please help.", f"A customer is asking: {question}"):
         got = answer(dressed, home=kb_home)
         assert (got["decision"], got["confidence"]) == (plain["decision"], plain["confidence"]), dressed
+
+
+def test_a_slip_of_the_keyboard_in_a_provider_s_name_is_read_as_the_name(kb_home: Path) -> None:
+    """"Harbovriew" named no provider, and the question was answered from another provider's article."""
+    from citewise.engine.pipeline import answer
+    from citewise.engine.spelling import corrected
+
+    names = {"harborview": "Harborview", "summit": "Summit"}
+
+    def known(word: str) -> bool:
+        return word in {"submit", "loan"}
+
+    assert corrected("my Harbovriew loan", names, known) == ("my Harborview loan", [("Harbovriew", "Harborview")])
+    assert corrected("my harborveiw and Harborviw loans", names, known)[0] == "my Harborview and Harborview loans"
+    # a word the KB uses is no slip; a short word and a wrong letter in a short word are not read as a name
+    assert corrected("How do I submit it? Sumt? Summt?", names, known)[1] == [("Summt", "Summit")]
+    assert corrected("Can I subnit it?", names, known)[1] == []  # "subnit" -> "submit" is not a name
+    question = "What happens to my Harbovriew 401(k) loan if I leave my employer?"
+    got = answer(question, home=kb_home)
+    assert got["article_reference"]["article_id"] == "harborview-401k-loan", got["article_reference"]
+    assert got["metadata"]["spelling"] == [["Harbovriew", "Harborview"]]
+    assert answer(question.replace("Harbovriew", "Harborview"), home=kb_home)["metadata"]["spelling"] == []
