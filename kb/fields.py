@@ -93,7 +93,11 @@ def choice_matches(value: str, choices: list[str]) -> list[str]:
 
 _TRUE = {"true", "yes", "y", "1", "on"}
 _FALSE = {"false", "no", "n", "0", "off"}
-_DATE_FORMATS = ("%Y-%m-%d", "%m/%d/%Y", "%m/%d/%y", "%d %B %Y", "%B %d, %Y", "%B %d %Y", "%b %d, %Y")
+# (US month-first before day-first: "03/04/2024" is March 4; "15/03/2024" can only be 15 March)
+_DATE_FORMATS = ("%Y-%m-%d", "%m/%d/%Y", "%m/%d/%y", "%d/%m/%Y", "%d.%m.%Y", "%Y/%m/%d", "%d %B %Y", "%d %b %Y",
+                 "%B %d, %Y", "%B %d %Y", "%b %d, %Y", "%b %d %Y")
+# An amount as people write it in any currency: "$1,500", "€14,300", "£150", "AUD 40", "40 EUR", "US$ 12"
+_MONEY_MARKS = re.compile(r"^(?:[A-Z]{2,3}\s*)?[$£€¥₹₩₽₺₪฿]?\s*|\s*[$£€¥₹₩₽₺₪฿]?\s*(?:[A-Z]{3})?$")
 
 
 def validate_value(data_type: str, value: Any) -> tuple[bool, Any, str]:
@@ -106,7 +110,9 @@ def validate_value(data_type: str, value: Any) -> tuple[bool, Any, str]:
         if isinstance(value, int | float):
             number = float(value)
         else:
-            text = str(value).strip().replace(",", "").replace("$", "").replace("USD", "").strip()
+            text = str(value).strip().replace(",", "").replace("\u00a0", " ").replace("\u202f", " ")
+            sign, text = ("-", text[1:].strip()) if text.startswith("-") else ("", text)  # "-$5": a negative sum
+            text = sign + re.sub(r"(?<=\d) (?=\d{3}\b)", "", _MONEY_MARKS.sub("", text).strip())  # "14 300"
             multiplier = 1.0
             if text[-1:].lower() == "k" and data_type == "currency":
                 text, multiplier = text[:-1], 1000.0
@@ -115,7 +121,7 @@ def validate_value(data_type: str, value: Any) -> tuple[bool, Any, str]:
             try:
                 number = float(text) * multiplier
             except ValueError:
-                return False, None, f"{value!r} is not a {'dollar amount' if data_type == 'currency' else 'number'}"
+                return False, None, f"{value!r} is not {'an amount' if data_type == 'currency' else 'a number'}"
         if not math.isfinite(number):
             return False, None, f"{value!r} is not a finite {'amount' if data_type == 'currency' else 'number'}"
         if data_type == "currency" and number < 0:

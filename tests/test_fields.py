@@ -37,6 +37,14 @@ Some prose.
     ("number", "50%", True, 50.0), ("number", " 7.5 % ", True, 7.5), ("currency", "50%", False, None),
     ("currency", "nan", False, None), ("currency", "inf", False, None), ("number", "-inf", False, None),
     ("number", float("nan"), False, None),
+    # an amount in any currency, as people write it (a euro KB's "€14,300" was "not a dollar amount")
+    ("currency", "€14,300", True, 14300.0), ("currency", "£150", True, 150.0), ("currency", "AUD 40", True, 40.0),
+    ("currency", "14 300 EUR", True, 14300.0), ("currency", "US$ 12", True, 12.0), ("currency", "-€5", False, None),
+    ("currency", "EUR", False, None),
+    # dates written day-first where only that reading exists, and the other common forms
+    ("date", "15/03/2024", True, "2024-03-15"), ("date", "15.03.2024", True, "2024-03-15"),
+    ("date", "15 Mar 2024", True, "2024-03-15"), ("date", "Mar 15 2024", True, "2024-03-15"),
+    ("date", "03/04/2024", True, "2024-03-04"),  # ambiguous: month first, as before
 ])
 def test_validate_value(data_type: str, value: object, ok: bool, normalized: object) -> None:
     got_ok, got, reason = validate_value(data_type, value)

@@ -50,7 +50,7 @@ def test_invalid_values_count_as_missing_with_a_reason(kb_home: Path) -> None:
                   mode="required_data", collected_data={"vested balance": "lots", "LOAN-AMOUNT-REQUESTED": "5000",
                                                         "record_keeper": "Vanguard"})
     assert "vested_balance" in out["missing_fields"] and "loan_amount_requested" not in out["missing_fields"]
-    assert "not a dollar amount" in out["invalid_fields"]["vested_balance"]
+    assert "not an amount" in out["invalid_fields"]["vested_balance"]
     assert "not a known record keeper" in out["invalid_fields"]["record_keeper"]
 
 
