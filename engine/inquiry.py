@@ -17,7 +17,7 @@ from ..arguments import check_text
 from ..config import Context
 from ..errors import InputError
 from ..kb.articles import PROVIDER
-from ..kb.text import stem
+from ..kb.tokens import encoder
 from ..retrieval.filters import validate_filter
 from ..retrieval.snapshot import KnowledgeBase
 from .access import UNRESTRICTED, Access, visible_facets
@@ -26,7 +26,7 @@ from .assemble import minimum_context_tokens
 from .facets import combine_filters, facet_clause, facet_filter, universal_values
 from .privacy import mask_values, masked
 from .records import DEFAULT_MAX_TOKENS, Inquiry
-from .spelling import corrected
+from .spelling import Lexicon, corrected
 
 MIN_QUESTION, MAX_QUESTION = 3, 1000
 MAX_MAX_TOKENS = 16000
@@ -168,8 +168,8 @@ def artifact_mode(mode: Any, artifact_type: Any) -> tuple[str | None, str]:
 
 
 def understand(kb: KnowledgeBase, ctx: Context, raw: Mapping[str, Any], access: Access = UNRESTRICTED) -> Inquiry:
-    """Validate, read a slip of the keyboard in a provider's name as the name, pick the mode, expand synonyms
-    and detect the facets the question names.
+    """Validate, read slips of the keyboard as the KB's words, pick the mode, expand synonyms and detect the
+    facets the question names.
 
     `access` is the caller's reach (engine.access): its filter travels with the inquiry into every
     search, and only facet values the caller can read are detected (a value that exists only in
@@ -178,16 +178,38 @@ def understand(kb: KnowledgeBase, ctx: Context, raw: Mapping[str, Any], access: 
     inquiry = validate(raw, ctx)
     inquiry.access = access.filter()
     if ctx.correct_spelling:
-        vocabulary = kb.bm25.vocab
-        inquiry.question, inquiry.corrections = corrected(
-            inquiry.question, kb.facet_detector.name_words,
-            lambda w: stem(w) in vocabulary or bool(kb.synonyms.expansions(w)))
+        inquiry.question, inquiry.corrections = corrected(inquiry.question, lexicon(kb))
+        if inquiry.corrections and raw.get("mode") is None and not inquiry.artifact_type:
+            inquiry.mode = detect_mode(inquiry.question)  # "what informaiton do I need to collect"
     inquiry.expansions = kb.synonyms.expansions(inquiry.question) if ctx.expand_synonyms else []
     if ctx.detect_facets:
         detected = kb.facet_detector.detect(" ".join([inquiry.question, *inquiry.expansions]))
         inquiry.detected_facets = with_the_provider(kb, visible_facets(kb, inquiry.access, detected), inquiry.access)
     inquiry.facet_filters = facet_filter(inquiry.detected_facets, inquiry.filters, kb.facets)
     return inquiry
+
+
+def lexicon(kb: KnowledgeBase) -> Lexicon:
+    """The KB's words for the spelling step: its index, its names, its synonyms, and cl100k's whole words
+    as the English ones (a slip is never one token of it)."""
+    encode = encoder().encode
+
+    def english(word: str) -> bool:
+        return any(len(encode(" " + form)) == 1 for w in (word, word.capitalize()) for form in inflected(w))
+
+    return Lexicon(indexed=kb.bm25.vocab.__contains__, rarity=kb.bm25.idf, names=kb.facet_detector.name_words,
+                   listed=lambda word: bool(kb.synonyms.expansions(word)), english=english)
+
+
+def inflected(word: str) -> list[str]:
+    """A word and the bases it may be inflected from ("tanked" -> "tank", "tripled" -> "triple", "elects" ->
+    "elect"): cl100k holds the base of many inflected words whole, not the inflection."""
+    forms = [word]
+    for end, back in (("s", ""), ("es", ""), ("ed", ""), ("ed", "e"), ("ing", ""), ("ing", "e"), ("er", ""),
+                      ("ly", "")):
+        if word.endswith(end) and len(word) - len(end) >= 3:
+            forms.append(word[:-len(end)] + back)
+    return forms
 
 
 def with_the_provider(kb: KnowledgeBase, detected: dict[str, list[str]],

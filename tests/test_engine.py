@@ -234,21 +234,33 @@ def test_a_greeting_a_thank_you_or_an_agent_s_frame_does_not_change_the_answer(k
         assert (got["decision"], got["confidence"]) == (plain["decision"], plain["confidence"]), dressed
 
 
-def test_a_slip_of_the_keyboard_in_a_provider_s_name_is_read_as_the_name(kb_home: Path) -> None:
-    """"Harbovriew" named no provider, and the question was answered from another provider's article."""
+def test_a_slip_of_the_keyboard_is_read_as_the_kb_s_word(kb_home: Path) -> None:
+    """"Harbovriew" named no provider, and the question was answered from another provider's article;
+    "withdarwals" found nothing. A real word the KB lacks is no slip."""
     from citewise.engine.pipeline import answer
-    from citewise.engine.spelling import corrected
+    from citewise.engine.spelling import Lexicon, corrected
 
-    names = {"harborview": "Harborview", "summit": "Summit"}
-
-    def known(word: str) -> bool:
-        return word in {"submit", "loan"}
-
-    assert corrected("my Harbovriew loan", names, known) == ("my Harborview loan", [("Harbovriew", "Harborview")])
-    assert corrected("my harborveiw and Harborviw loans", names, known)[0] == "my Harborview and Harborview loans"
+    names = Lexicon(indexed={"submit", "loan", "harborview", "summit"}.__contains__,
+                    names={"harborview": "Harborview", "summit": "Summit"})
+    assert corrected("my Harbovriew loan", names) == ("my Harborview loan", [("Harbovriew", "Harborview")])
+    assert corrected("my harborveiw and Harborviw loans", names)[0] == "my Harborview and Harborview loans"
     # a word the KB uses is no slip; a short word and a wrong letter in a short word are not read as a name
-    assert corrected("How do I submit it? Sumt? Summt?", names, known)[1] == [("Summt", "Summit")]
-    assert corrected("Can I subnit it?", names, known)[1] == []  # "subnit" -> "submit" is not a name
+    assert corrected("How do I submit it? Sumt? Summt?", names)[1] == [("Summt", "Summit")]
+    assert corrected("Can I subnit it?", names)[1] == []  # no English check given: names only
+    # a general word: only a slip (no English word) is read as the KB's word, an English word first
+    lexicon = Lexicon(indexed={"withdraw", "retir", "retire", "win", "heat"}.__contains__,
+                      english=lambda w: w in {"withdrawals", "retirement", "twins", "heart", "wins", "heat"})
+    assert corrected("two withdarwals before retirmeent", lexicon) == (
+        "two withdrawals before retirement", [("withdarwals", "withdrawals"), ("retirmeent", "retirement")])
+    assert corrected("twins with a weak heart", lexicon)[1] == []  # real words the KB lacks stay
+    from citewise.config import Context
+    from citewise.engine.inquiry import lexicon as kb_lexicon
+    from citewise.engine.pipeline import open_snapshot
+
+    english = kb_lexicon(open_snapshot(Context(home=str(kb_home)))).english
+    assert english is not None
+    assert all(english(w) for w in ("costs", "twins", "tanked", "tripled", "elects", "medicare"))
+    assert not any(english(w) for w in ("withdarwals", "retirmeent", "harbovriew", "accuont", "recieve"))
     question = "What happens to my Harbovriew 401(k) loan if I leave my employer?"
     got = answer(question, home=kb_home)
     assert got["article_reference"]["article_id"] == "harborview-401k-loan", got["article_reference"]
