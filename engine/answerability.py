@@ -238,7 +238,8 @@ def exact_match(question: str, sentence: str) -> bool:
     """Whether the sentence gives what the question asks for in its own terms: a number of the unit asked
     ("how many hours" -> "480 hours"); for a deadline question, a limit ("due within 30 days") rather than
     a processing time ("processed within 10 days"); for a bound ("is there a ceiling on...", "the least I
-    can..."), a sentence stating one ("the maximum adjustment is...", "at least $25")."""
+    can..."), a sentence stating one ("the maximum adjustment is...", "at least $25"); for a how-long
+    question, a period of its very subject (`timed_subject`)."""
     unit = _ASKED_UNIT.search(question)
     if unit and re.search(rf"(?<![\d,.])\d[\d,.]*\s*(-|to)?\s*({unit.group(1) or ''})?{unit.group(2)}s?\b", sentence,
                           re.IGNORECASE):
@@ -253,7 +254,35 @@ def exact_match(question: str, sentence: str) -> bool:
         if re.search(rf"\b{kind}\W+(\w+\W+)?{noun}s?\b\W*((of|is|are|costs?|:|=|\()\W*){{0,2}}{_MONEY}|"
                      rf"{_MONEY}[\d,.]*\s+(\w+\s+)?{kind}\W+(\w+\W+)?{noun}s?\b", sentence, re.IGNORECASE):
             return True
-    return any(_BOUND_QUESTION[b].search(asking) and _BOUND_SENTENCE[b].search(sentence) for b in ("max", "min"))
+    if any(_BOUND_QUESTION[b].search(asking) and _BOUND_SENTENCE[b].search(sentence) for b in ("max", "min")):
+        return True
+    return timed_subject(asking, sentence)
+
+
+# How close before a period its subject stands: "Investigations finish within 45 calendar days"
+SUBJECT_REACH = 4
+_PERIOD = re.compile(r"\b\d+(\.\d+)?\s*(to \d+\s*)?(business |calendar |working )?"
+                     r"(hours?|days?|weeks?|months?|years?)\b", re.IGNORECASE)
+
+
+def timed_subject(question: str, sentence: str) -> bool:
+    """Whether, for a how-long question ("how long does X take?"), the sentence times its subject X: the word
+    stands at most SUBJECT_REACH words before a period ("Investigations finish within 45 calendar days"),
+    not far from it ("reported within 60 days ... while Copperfield investigates")."""
+    qtype = question_type(question)
+    if qtype != "duration" or _DEADLINE_QUESTION.search(question):
+        return False  # (a deadline question asks for a limit on the asker, not how long anything takes)
+    # "how long does a card dispute investigation take": the word before "take" is what is timed (a question
+    # without one names its subject less surely: "how long is leave due to an illness" is not timed by "due")
+    head = re.search(r"\b([\w'-]+)\s+(take|takes|last|lasts)\b", question, re.IGNORECASE)
+    if not head or (subject := stem(head.group(1).lower())) not in focus_terms(question, set(), qtype):
+        return False
+    focus = {subject}
+    for period in _PERIOD.finditer(sentence):
+        before = words(sentence[:period.start()])[-SUBJECT_REACH - 1:]  # the period's "within" and the words before
+        if any(stem(w) in focus for w in before):
+            return True
+    return False
 
 
 # "the overdraft fee", "a wire transfer charge": a charge the question names by its kind

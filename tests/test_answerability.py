@@ -1370,3 +1370,19 @@ def test_free_is_a_price_only_where_it_prices_something() -> None:
                      "Use the hands-free kit.", "Withdrawals are tax-free."):
         assert "amount" not in sentence_types(sentence), sentence
     assert not assess("How much does it cost to call support?", ["Feel free to call support any time."], "", set()).ok
+
+
+def test_a_how_long_question_prefers_the_period_of_its_very_subject() -> None:
+    from citewise.engine.answerability import exact_match, timed_subject
+
+    question = "How long does a card dispute investigation take?"
+    timed = "Investigations finish within 45 calendar days; some can take up to 90 calendar days."
+    near = ("Unauthorized card transactions reported within 60 days after the statement get provisional "
+            "credit while the bank investigates.")
+    assert timed_subject(question, timed) and exact_match(question, timed)
+    assert not timed_subject(question, near)  # a card's reporting window; "investigates" stands far from it
+    # only a subject named before "take" or "last"; a when-question or a deadline is not a how-long one
+    posted = "Provisional credit posting takes 10 business days."
+    assert timed_subject("How long does posting take?", posted)
+    assert not timed_subject("How soon is provisional credit posted?", posted)
+    assert not timed_subject("When does posting take place?", posted)
