@@ -269,20 +269,24 @@ def timed_subject(question: str, sentence: str) -> bool:
     """Whether, for a how-long question ("how long does X take?"), the sentence times its subject X: the word
     stands at most SUBJECT_REACH words before a period ("Investigations finish within 45 calendar days"),
     not far from it ("reported within 60 days ... while Copperfield investigates")."""
+    subject = timed_word(question)
+    return subject is not None and any(
+        subject in {stem(w) for w in words(sentence[:period.start()])[-SUBJECT_REACH - 1:]}  # with its "within"
+        for period in _PERIOD.finditer(sentence))
+
+
+@lru_cache(maxsize=512)  # asked once per candidate sentence, of the same question
+def timed_word(question: str) -> str | None:
+    """The stem of what a how-long question times: the word before "take"/"last" ("how long does a card
+    dispute *investigation* take"), when it is a focus word; None for any other question (a question without
+    one names its subject less surely: "how long is leave due to an illness" is not timed by "due"; a
+    deadline question asks for a limit on the asker, not how long anything takes)."""
     qtype = question_type(question)
     if qtype != "duration" or _DEADLINE_QUESTION.search(question):
-        return False  # (a deadline question asks for a limit on the asker, not how long anything takes)
-    # "how long does a card dispute investigation take": the word before "take" is what is timed (a question
-    # without one names its subject less surely: "how long is leave due to an illness" is not timed by "due")
+        return None
     head = re.search(r"\b([\w'-]+)\s+(take|takes|last|lasts)\b", question, re.IGNORECASE)
-    if not head or (subject := stem(head.group(1).lower())) not in focus_terms(question, set(), qtype):
-        return False
-    focus = {subject}
-    for period in _PERIOD.finditer(sentence):
-        before = words(sentence[:period.start()])[-SUBJECT_REACH - 1:]  # the period's "within" and the words before
-        if any(stem(w) in focus for w in before):
-            return True
-    return False
+    subject = stem(head.group(1).lower()) if head else None
+    return subject if subject in focus_terms(question, set(), qtype) else None
 
 
 # "the overdraft fee", "a wire transfer charge": a charge the question names by its kind
