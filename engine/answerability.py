@@ -540,7 +540,7 @@ def assess(question: str, claims: list[str], context_text: str, facet_terms: set
         timed = qtype in TIMED and not _STARTS.search(asking_part(question))
         on_focus = [c for c in typed if not focus or with_compounds(_STARTS.sub(" ", c) if timed else c) & wanted
                     or says_derived(partners, c)]
-        subject = " ".join(dict.fromkeys(w for w in words(question) if stem(w) in set(focus) and not _YEAR.match(w)))
+        subject = subject_phrase(question, focus)
         if not on_focus:
             out.missing.append(f"{WHAT[qtype]}{' for ' + subject if subject else ''}")
         elif qtype in FIGURES and (asked := question_years(question)) and (stated := figure_years(on_focus)) \
@@ -554,6 +554,23 @@ def assess(question: str, claims: list[str], context_text: str, facet_terms: set
                                           for w in words(name) if stem(w) == word):
             out.missing.append(f"the {name.lower()}")  # "the exchange-rate margin": never named in the answer
     return out
+
+
+SUBJECT_SPAN = 10  # words: a longer stretch of the question is read as its focus words alone
+
+
+def subject_phrase(question: str, focus: list[str]) -> str:
+    """What the question asks about, in its own words, for the user to read: the stretch of its asking part
+    from the first focus word to the last ("approve or deny a 401(k) hardship withdrawal request", not
+    "approve deny request"), without years (said apart) or masked data; the focus words alone when the
+    stretch is long."""
+    wanted = set(focus)
+    tokens = [t for t in asking_part(question).split() if not re.fullmatch(r"\W*\[[A-Z_]+\]\W*", t)]
+    hits = [i for i, t in enumerate(tokens) if set(terms(t)) & wanted and not _YEAR.search(t)]
+    if hits and hits[-1] - hits[0] < SUBJECT_SPAN:
+        span = [t for t in tokens[hits[0]:hits[-1] + 1] if not _YEAR.fullmatch(t.strip(".,;:!?\"'()"))]
+        return " ".join(span).strip(" .,;:!?\"'")
+    return " ".join(dict.fromkeys(w for w in words(question) if stem(w) in wanted and not _YEAR.match(w)))
 
 
 # A year, not an amount ("$2000"), a model number or a birth year ("born in 1961", "turned 50 in 2024")

@@ -1386,3 +1386,15 @@ def test_a_how_long_question_prefers_the_period_of_its_very_subject() -> None:
     assert timed_subject("How long does posting take?", posted)
     assert not timed_subject("How soon is provisional credit posted?", posted)
     assert not timed_subject("When does posting take place?", posted)
+
+
+def test_what_is_missing_is_said_in_the_question_s_own_words() -> None:
+    paid = ["Payments are issued within 3 business days after approval."]
+    question = "How many days does it take to approve or deny a hardship withdrawal request?"
+    assert assess(question, paid, "", set()).missing == ["how long for approve or deny a hardship withdrawal request"]
+    # masked data never comes back, and a long stretch falls back to the focus words
+    assert assess("My email is [EMAIL]. How much does the wire transfer cost?", paid, "", set()).missing == [
+        "the amount for wire transfer"]
+    long = "How much does a wire cost if I send it from the branch in town on a weekday afternoon by myself?"
+    assert assess(long, paid, "", set()).missing == [
+        "the amount for wire send from branch town weekday afternoon myself"]
