@@ -61,8 +61,8 @@ class Context:
     expand_synonyms: bool = field(default=True, metadata=_desc(
         "Expand the question with the KB's synonyms.yaml (acronyms, everyday wording) for BM25."))
     correct_spelling: bool = field(default=True, metadata=_desc(
-        "Read a misspelt word the KB never uses, one slip of the keyboard from a provider's name or a word it "
-        "uses, as that word ('Harbovriew' -> 'Harborview', 'withdarwals' -> 'withdrawals'); the pairs are in "
+        "Read a word the KB never uses that is one slip of the keyboard from a provider's name as that name "
+        "('Contsoo' -> 'Contoso'), and a lower-case acronym plural as its singular ('rmds'); the pairs are in "
         "the answer's metadata.spelling."))
     detect_facets: bool = field(default=True, metadata=_desc(
         "Detect record keeper / plan type / topic in the question and filter on them."))

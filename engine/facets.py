@@ -111,8 +111,8 @@ class FacetDetector:
                     if value[:1].isupper() and name_case is not None and name_case(st) < NAME_CASE_SHARE:
                         continue
                     self.distinctive.setdefault(st, []).append((facet, value))
-        # The words that tell a name-valued facet ("Harborview" of "Harborview Retirement"), as written in the
-        # value: a question's slip of the keyboard in one of them is read as it (engine/spelling.py).
+        # The words that tell a name-valued facet ("Contoso" of "Contoso Retirement"), as written in the value:
+        # a question's slip of the keyboard in one of them is read as it (engine/spelling.py).
         self.name_words: dict[str, str] = {
             stem(w.lower()): w for (facet, value), forms in self.variants.items() if value[:1].isupper()
             for form in forms for w in form.replace("_", " ").split()

@@ -168,8 +168,8 @@ def artifact_mode(mode: Any, artifact_type: Any) -> tuple[str | None, str]:
 
 
 def understand(kb: KnowledgeBase, ctx: Context, raw: Mapping[str, Any], access: Access = UNRESTRICTED) -> Inquiry:
-    """Validate, read slips of the keyboard as the KB's words, pick the mode, expand synonyms and detect the
-    facets the question names.
+    """Validate, read a slip of the keyboard in a provider's name as the name, pick the mode, expand synonyms
+    and detect the facets the question names.
 
     `access` is the caller's reach (engine.access): its filter travels with the inquiry into every
     search, and only facet values the caller can read are detected (a value that exists only in
@@ -179,8 +179,6 @@ def understand(kb: KnowledgeBase, ctx: Context, raw: Mapping[str, Any], access: 
     inquiry.access = access.filter()
     if ctx.correct_spelling:
         inquiry.question, inquiry.corrections = corrected(inquiry.question, lexicon(kb))
-        if inquiry.corrections and raw.get("mode") is None and not inquiry.artifact_type:
-            inquiry.mode = detect_mode(inquiry.question)  # "what informaiton do I need to collect"
     inquiry.expansions = kb.synonyms.expansions(inquiry.question) if ctx.expand_synonyms else []
     if ctx.detect_facets:
         detected = kb.facet_detector.detect(" ".join([inquiry.question, *inquiry.expansions]))
@@ -191,13 +189,13 @@ def understand(kb: KnowledgeBase, ctx: Context, raw: Mapping[str, Any], access: 
 
 def lexicon(kb: KnowledgeBase) -> Lexicon:
     """The KB's words for the spelling step: its index, its names, its synonyms, and cl100k's whole words
-    as the English ones (a slip is never one token of it)."""
+    (or their bases) as the English ones (a slip is never one token of it)."""
     encode = encoder().encode
 
     def english(word: str) -> bool:
         return any(len(encode(" " + form)) == 1 for w in (word, word.capitalize()) for form in inflected(w))
 
-    return Lexicon(indexed=kb.bm25.vocab.__contains__, rarity=kb.bm25.idf, names=kb.facet_detector.name_words,
+    return Lexicon(indexed=kb.bm25.vocab.__contains__, names=kb.facet_detector.name_words,
                    listed=lambda word: bool(kb.synonyms.expansions(word)), english=english)
 
 

@@ -1,21 +1,24 @@
-"""Slips of the keyboard, read as the word the knowledge base uses.
+"""Slips of the keyboard in a provider's name, and acronym plurals typed in lower case, read as the KB writes them.
 
-A misspelt word ("Harbovriew", "withdarwals", "retirmeent") is a word the index has never seen: it finds
-nothing in BM25, a misspelt name names no provider (the question was answered from another provider's
-article), and every such word lowers the share of the question an answer states. A word is read as
-another only when
+A misspelt name ("Contsoo" for "Contoso") is a word the index has never seen: it names no provider, so the
+question was answered from another provider's article. A word is read as a name's word only when
 
-  - it is at least MIN_LENGTH letters and not an acronym, a code or a number;
+  - it is MIN_LENGTH to MAX_LENGTH letters, not an acronym, a code or a number;
   - neither it nor a synonym the KB lists for it is known to the index (a word the KB uses is no slip);
+  - it is no English word: not one token of the cl100k vocabulary, nor the inflection of one (cl100k
+    holds common English words whole, " costs", " tanked" as " tank" + "ed", but never a slip);
   - one slip away (two neighbouring letters swapped, a letter added or left out, in a word of STRUCK_LENGTH
-    letters or more one struck for another) is
-      a word that tells a name-valued facet in this KB (FacetDetector.name_words), or
-      a word the index has. Of several, an English word first, then the KB's most frequent (lowest IDF);
-  - and the word as written is no English word: not one token of the cl100k vocabulary, which holds
-    common English words whole (" costs", " twins") but never a slip (" withdarwals", " Harbovriew").
+    letters or more one struck for another) is exactly one word that tells a name-valued facet in this KB
+    (FacetDetector.name_words: a word written as a name, found nearly only in that value's documents).
 
-A real word the KB lacks is left alone: reading every unknown word as the KB's nearest read "twins" as
-"wins", "heart" as "heat" and "costs" as "coasts" in the eval questions and cost three dev questions.
+Only names are read so. Reading any unknown word as the KB's nearest word was tried: with no dictionary
+of the language, uncommon real words the KB lacks were rewritten ("incurable" -> "insurable", "overage"
+-> "average", "deferral" -> "referral"), and the rewrite is what the answer echoes. A KB's names are few,
+long and unlike everyday words.
+
+An acronym's plural typed in lower case ("rmds", "iras" the stemmer handles) is read as its singular when the
+KB indexes the singular and not the plural: the analyser strips the "s" of "RMDs" only as written in
+capitals, and stripping it from every vowel-less word merged "GPS" with "GP".
 """
 
 from __future__ import annotations
@@ -27,9 +30,12 @@ from dataclasses import dataclass, field
 
 from ..kb.text import STOPWORDS, stem
 
-MIN_LENGTH = 5  # a shorter word is too often another word one slip away
-STRUCK_LENGTH = 7  # a wrong letter only in a longer word: "submit" is one letter from "Summit"
-_WORD = re.compile(r"(?<![\w'-])[A-Za-z][a-z]+(?![\w'-])")  # not "WCHC", "401k", "e-mail", "don't"
+MIN_LENGTH, MAX_LENGTH = 5, 30  # shorter: too often another word one slip away; longer: no name, and slow
+STRUCK_LENGTH = 7  # a wrong letter only in a longer word: a six-letter word is too often another word
+# a word, with a possessive after it ("Contsoo's"), or a plural in capitals ("RMDS"); not "WCHC", "401k",
+# "e-mail", "don't"
+_WORD = re.compile(r"(?<![\w'’-])(?:[A-Za-z][a-z]+|[A-Z]{2,}S)(?=(?:['’]s)?(?![\w'’-]))")
+_VOWELLESS_PLURAL = re.compile(r"[^aeiouy\W\d_]{2,}s")  # "rmds", "hsas" is not (the stemmer reads it)
 
 
 @dataclass
@@ -37,10 +43,9 @@ class Lexicon:
     """What the knowledge base knows of words, as the spelling step reads it."""
 
     indexed: Callable[[str], bool]  # whether the index has this stem
-    rarity: Callable[[str], float] = lambda st: 0.0  # a stem's IDF
-    names: dict[str, str] = field(default_factory=dict)  # stem -> a name's word as written ("Harborview")
+    names: dict[str, str] = field(default_factory=dict)  # stem -> a name's word as written
     listed: Callable[[str], bool] = lambda word: False  # whether the KB's synonyms know the word as written
-    english: Callable[[str], bool] | None = None  # whether a word is a common English word (None: names only)
+    english: Callable[[str], bool] = lambda word: False  # whether a word (or its base) is a common English word
 
 
 def slips(word: str) -> set[str]:
@@ -56,25 +61,22 @@ def slips(word: str) -> set[str]:
 
 
 def corrected(question: str, lexicon: Lexicon) -> tuple[str, list[tuple[str, str]]]:
-    """The question with each slip read as the KB's word, and the (as written, as read) pairs."""
+    """The question with each slip in a name read as the name's word (and a lower-case acronym plural as its
+    singular), and the (as written, as read) pairs."""
     fixes: list[tuple[str, str]] = []
 
     def fix(found: re.Match[str]) -> str:
         written = found.group(0)
         word = written.lower()
-        if (len(word) < MIN_LENGTH or word in STOPWORDS or lexicon.indexed(stem(word)) or lexicon.listed(word)
-                or (lexicon.english is not None and lexicon.english(word))):
-            return written  # too short to tell, a word the KB knows, or a real word it lacks
-        near = slips(word)
-        names = sorted({lexicon.names[st] for c in near if (st := stem(c)) in lexicon.names})
-        if names:
-            read = names[0] if len(names) == 1 else None  # two names one slip away: not ours to choose
-        elif (english := lexicon.english) is not None:
-            words = [c for c in near if c not in STOPWORDS and lexicon.indexed(stem(c))]
-            # an English word first ("retirement", not "retireent", whose stem the index also has)
-            read = min(words, key=lambda c: (not english(c), lexicon.rarity(stem(c)), c)) if words else None
-            if read is not None and written[0].isupper():
-                read = read.capitalize()
+        if word in STOPWORDS or lexicon.indexed(stem(word)) or lexicon.listed(word):
+            return written  # a word the KB knows is no slip
+        if _VOWELLESS_PLURAL.fullmatch(word) and lexicon.indexed(stem(word[:-1])):
+            read: str | None = written[:-1]  # "rmds" -> "rmd"
+        elif written.isupper():
+            read = None  # an acronym in capitals is no slip of a name
+        elif MIN_LENGTH <= len(word) <= MAX_LENGTH and lexicon.names and not lexicon.english(word):
+            names = {lexicon.names[st] for c in slips(word) if (st := stem(c)) in lexicon.names}
+            read = names.pop() if len(names) == 1 else None  # two names one slip away: not ours to choose
         else:
             read = None
         if read is None:

@@ -48,7 +48,9 @@ NEGATIONS: frozenset[str] = frozenset({"no", "not", "never", "cannot", "cant", "
                                        "without", "nor", "none"})
 _stemmer = Stemmer.Stemmer("english")
 # Identifies the analyser; an index built by another analyser is rebuilt rather than mis-scored.
-ANALYZER_VERSION = 6  # bump whenever normalize/words/terms change what an indexed text becomes
+ANALYZER_VERSION = 7  # bump whenever normalize/words/terms change what an indexed text becomes
+# (7 is 5's analysis again: 6 stripped the "s" of every vowel-less word, which made "GPS" a GP and "SMS" an
+# "sm"; a lower-case acronym plural is read at query time instead, against the KB's own terms: engine/spelling.py)
 ANALYZER_ID = (f"v{ANALYZER_VERSION}/snowball-english/stop-"
                + hashlib.sha1(" ".join(sorted(STOPWORDS)).encode()).hexdigest()[:10])
 
@@ -74,17 +76,9 @@ _IRREGULAR_PLURALS = {plural + end: singular for plural, singular in (
     ("mice", "mouse"), ("geese", "goose"), ("wives", "wife"), ("knives", "knife")) for end in ("", "s")}
 
 
-# A vowel-less word with a plural "s" ("rmds", "401ks", "cds"): an acronym's plural typed in lower case (or
-# shouted: "RMDS"), which _ACRONYM_PLURAL cannot see and the stemmer cannot strip.
-_VOWELLESS_PLURAL = re.compile(r"[^aeiouy\W_]{2,}s")
-
-
 @lru_cache(maxsize=200_000)
 def stem(word: str) -> str:
-    word = _IRREGULAR_PLURALS.get(word, word)
-    if _VOWELLESS_PLURAL.fullmatch(word) and not word.endswith("ss"):
-        word = word[:-1]
-    return _stemmer.stemWord(word)
+    return _stemmer.stemWord(_IRREGULAR_PLURALS.get(word, word))
 
 
 def terms(text: str) -> list[str]:

@@ -234,33 +234,31 @@ def test_a_greeting_a_thank_you_or_an_agent_s_frame_does_not_change_the_answer(k
         assert (got["decision"], got["confidence"]) == (plain["decision"], plain["confidence"]), dressed
 
 
-def test_a_slip_of_the_keyboard_is_read_as_the_kb_s_word(kb_home: Path) -> None:
-    """"Harbovriew" named no provider, and the question was answered from another provider's article;
-    "withdarwals" found nothing. A real word the KB lacks is no slip."""
-    from citewise.engine.pipeline import answer
+def test_a_slip_of_the_keyboard_in_a_provider_s_name_is_read_as_the_name(kb_home: Path) -> None:
+    """"Harbovriew" named no provider, and the question was answered from another provider's article. Only
+    names are read so: an uncommon real word the KB lacks ("incurable", "overage") is never rewritten."""
+    from citewise.config import Context
+    from citewise.engine.inquiry import lexicon
+    from citewise.engine.pipeline import answer, open_snapshot
     from citewise.engine.spelling import Lexicon, corrected
 
-    names = Lexicon(indexed={"submit", "loan", "harborview", "summit"}.__contains__,
+    names = Lexicon(indexed={"submit", "loan", "harborview", "summit", "rmd"}.__contains__,
                     names={"harborview": "Harborview", "summit": "Summit"})
     assert corrected("my Harbovriew loan", names) == ("my Harborview loan", [("Harbovriew", "Harborview")])
-    assert corrected("my harborveiw and Harborviw loans", names)[0] == "my Harborview and Harborview loans"
+    assert corrected("my harborveiw and Harborviw's loans", names)[0] == "my Harborview and Harborview's loans"
     # a word the KB uses is no slip; a short word and a wrong letter in a short word are not read as a name
     assert corrected("How do I submit it? Sumt? Summt?", names)[1] == [("Summt", "Summit")]
-    assert corrected("Can I subnit it?", names)[1] == []  # no English check given: names only
-    # a general word: only a slip (no English word) is read as the KB's word, an English word first
-    lexicon = Lexicon(indexed={"withdraw", "retir", "retire", "win", "heat"}.__contains__,
-                      english=lambda w: w in {"withdrawals", "retirement", "twins", "heart", "wins", "heat"})
-    assert corrected("two withdarwals before retirmeent", lexicon) == (
-        "two withdrawals before retirement", [("withdarwals", "withdrawals"), ("retirmeent", "retirement")])
-    assert corrected("twins with a weak heart", lexicon)[1] == []  # real words the KB lacks stay
-    from citewise.config import Context
-    from citewise.engine.inquiry import lexicon as kb_lexicon
-    from citewise.engine.pipeline import open_snapshot
-
-    english = kb_lexicon(open_snapshot(Context(home=str(kb_home)))).english
-    assert english is not None
-    assert all(english(w) for w in ("costs", "twins", "tanked", "tripled", "elects", "medicare"))
-    assert not any(english(w) for w in ("withdarwals", "retirmeent", "harbovriew", "accuont", "recieve"))
+    assert corrected("Can I subnit it?", names)[1] == []  # not a name: left as written
+    # a lower-case acronym plural is read as the singular the KB indexes; other vowel-less words stay
+    assert corrected("when are rmds due? what about gps?", names)[1] == [("rmds", "rmd")]
+    assert corrected("DO I TAKE RMDS? IS HARBOVRIEW OPEN?", names)[1] == [("RMDS", "RMD")]
+    assert corrected("x" * 999, names)[1] == []  # too long to be a name (and not slow)
+    kb = open_snapshot(Context(home=str(kb_home)))
+    sample = lexicon(kb)
+    assert all(sample.english(w) for w in ("costs", "twins", "tanked", "tripled", "elects", "medicare"))
+    assert not any(sample.english(w) for w in ("withdarwals", "retirmeent", "harbovriew", "accuont", "recieve"))
+    for real in ("Is my incurable illness covered?", "Was the overage refunded?", "Is a deferral unvested?"):
+        assert corrected(real, sample)[1] == [], real  # general words are never read as the KB's words
     question = "What happens to my Harbovriew 401(k) loan if I leave my employer?"
     got = answer(question, home=kb_home)
     assert got["article_reference"]["article_id"] == "harborview-401k-loan", got["article_reference"]
