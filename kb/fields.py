@@ -100,6 +100,25 @@ _DATE_FORMATS = ("%Y-%m-%d", "%m/%d/%Y", "%m/%d/%y", "%d/%m/%Y", "%d.%m.%Y", "%Y
 _MONEY_MARKS = re.compile(r"^(?:[A-Z]{2,3}\s*)?[$£€¥₹₩₽₺₪฿]?\s*|\s*[$£€¥₹₩₽₺₪฿]?\s*(?:[A-Z]{3})?$")
 
 
+def decimal_point(text: str, data_type: str = "currency") -> str | None:
+    """The figure with "." as its only separator, read as people write it: "1,234.56" and "1.234,56" (the last
+    mark is the decimal one), "14,300" (thousands), "14,30" (decimals). None when it cannot be told: a
+    single group of three after a point in an amount ("€14.300" is 14300 to some, 14.3 to others). Text
+    that is no figure at all is returned as it is (float() then says it is not one)."""
+    if "," in text and "." in text:
+        decimal = "," if text.rfind(",") > text.rfind(".") else "."
+        return text.replace("." if decimal == "," else ",", "").replace(",", ".")
+    if "," in text:
+        if re.fullmatch(r"\d{1,3}(,\d{3})+", text):
+            return text.replace(",", "")
+        return text.replace(",", ".") if re.fullmatch(r"\d+,\d{1,2}", text) else None
+    if re.fullmatch(r"\d{1,3}(\.\d{3}){2,}", text):
+        return text.replace(".", "")  # "1.234.567"
+    if data_type == "currency" and re.fullmatch(r"[1-9]\d{0,2}\.\d{3}", text):
+        return None
+    return text
+
+
 def validate_value(data_type: str, value: Any) -> tuple[bool, Any, str]:
     """Parse a collected value by its declared type: (ok, normalized value, reason if not ok)."""
     if value is None or (isinstance(value, str) and not value.strip()):
@@ -110,9 +129,13 @@ def validate_value(data_type: str, value: Any) -> tuple[bool, Any, str]:
         if isinstance(value, int | float):
             number = float(value)
         else:
-            text = str(value).strip().replace(",", "").replace("\u00a0", " ").replace("\u202f", " ")
+            text = str(value).strip().replace("\u00a0", " ").replace("\u202f", " ")
             sign, text = ("-", text[1:].strip()) if text.startswith("-") else ("", text)  # "-$5": a negative sum
-            text = sign + re.sub(r"(?<=\d) (?=\d{3}\b)", "", _MONEY_MARKS.sub("", text).strip())  # "14 300"
+            text = re.sub(r"(?<=\d) (?=\d{3}\b)", "", _MONEY_MARKS.sub("", text).strip())  # "14 300"
+            if (plain := decimal_point(text, data_type)) is None:
+                return False, None, (f"{value!r} is ambiguous: write it without thousands separators "
+                                     f"(14300 or 14.30)")
+            text = sign + plain
             multiplier = 1.0
             if text[-1:].lower() == "k" and data_type == "currency":
                 text, multiplier = text[:-1], 1000.0

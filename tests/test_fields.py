@@ -41,6 +41,12 @@ Some prose.
     ("currency", "€14,300", True, 14300.0), ("currency", "£150", True, 150.0), ("currency", "AUD 40", True, 40.0),
     ("currency", "14 300 EUR", True, 14300.0), ("currency", "US$ 12", True, 12.0), ("currency", "-€5", False, None),
     ("currency", "EUR", False, None),
+    # the decimal mark as written: the last mark is the decimal one; a lone group of three after a point in
+    # an amount cannot be told (the review: "1.234,56 €" had been read as 1.23 and "14,30 €" as 1430)
+    ("currency", "1.234,56 €", True, 1234.56), ("currency", "14,30 €", True, 14.3),
+    ("currency", "$1,234.56", True, 1234.56), ("currency", "€14.300", False, None),
+    ("currency", "1.234.567", True, 1234567.0), ("currency", "$0.125", True, 0.12),
+    ("number", "1,5", True, 1.5), ("number", "1,234", True, 1234.0),
     # dates written day-first where only that reading exists, and the other common forms
     ("date", "15/03/2024", True, "2024-03-15"), ("date", "15.03.2024", True, "2024-03-15"),
     ("date", "15 Mar 2024", True, "2024-03-15"), ("date", "Mar 15 2024", True, "2024-03-15"),
