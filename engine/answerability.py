@@ -61,12 +61,16 @@ QUESTION_TYPES: list[tuple[str, re.Pattern[str]]] = [(t, re.compile(p, re.IGNORE
     ("count", r"\bhow many\b|\bhow (big|large|heavy|tall|wide)\b"),  # a number of units: "20 MB", "23 kg"
     # a number or address to reach or pay someone ("what's the bank's BSB number?", "what number do I call?"):
     # answered by the code itself, not by a sentence about it
-    ("identifier", r"\bwhat( is|'s|\u2019s| are|'re)\b[^?.]{0,60}?\b(phone|telephone|fax|contact|helpline|hotline|"
-                   r"routing|bsb|account|sort|swift|bic|iban|reference|customer service|support) (number|code)s?\b|"
-                   r"\bwhat( is|'s|\u2019s| are|'re)\b[^?.]{0,60}?\b(e-?mail( address)?|web ?site|url|web address|"
-                   r"(postal|mailing|street) address|sort code|swift code|bic|iban|bsb|po box)\b"
-                   r"(?=\s*(\?|$|(for|of|to|at|on)\b))|"
-                   r"\bwhat (phone |telephone )?number (do|should|can|could|would) (i|we|you|they) "
+    # a number or address to reach or pay someone ("what's the bank's BSB number?", "what number do I call?"):
+    # answered by the code itself, not by a sentence about it. One particular code (the, my, the bank's...):
+    # "what is a routing number?" asks what one is.
+    ("identifier", r"\b(what|which)( is|'s|\u2019s| are|'re|s)?\b[^?.]{0,40}?\b(the|my|your|our|their|its|"
+                   r"[\w-]+['\u2019]s)\s+([\w-]+\s+){0,3}?(((phone|telephone|fax|contact|helpline|hotline|routing|"
+                   r"bsb|account|sort|swift|bic|iban|reference|customer service|support) (number|code)s?)|e-?mail( "
+                   r"address)?|web ?site|url|web address|(postal|mailing|street) address|bsb|iban|po box)\b"
+                   r"(?=\s*(\?|$|(for|to|at|on|if|when)\b))|"
+                   r"\b(what|which) (phone |telephone )?number (do|should|can|could|would) (i|we|you|they) "
+                   r"(call|ring|dial|text|use)\b|\bwhat( is|'s|\u2019s|s)? the (phone |telephone )?number to "
                    r"(call|ring|dial|text)\b"),
     ("procedure", r"\bhow (do|can|should|would) (i|we|you|they|the \w+)\b|\bhow to\b|\bwhat (are the )?steps\b|"
                   r"\bwhat do (i|we) (need to )?do\b|\bprocess for\b"),
@@ -114,10 +118,21 @@ SENTENCE_TYPES: dict[str, re.Pattern[str]] = {t: re.compile(p, re.IGNORECASE) fo
     "count": r"\b\d+\b|\b(one|two|three|four|five|six|seven|eight|nine|ten)\b",
     # a number or address as written: digit groups ("633-104", "0808 157 0419", "1-800-555-0199"; not an amount, a
     # percentage or a range of years), an e-mail or web address, a bank identifier ("WTGMAU2S")
-    "identifier": r"(?<![$£€¥₹\d.,])\b(\d{1,5}(?:[-\u2013 ]\d{2,5}){1,4}|\d{2,5}(?:\.\d{2,5}){2,4})\b"
-                  r"(?![.,]?\d|\s*%)(?<!\b(?:19|20)\d\d[-\u2013 ](?:19|20)\d\d)|"
-                  r"[\w.+-]+@[\w-]+\.[\w.-]+|\b(https?://|www\.)\S+|"
-                  r"(?-i:\b(?=[A-Z0-9]*\d)(?=[A-Z0-9]*[A-Z]{3})[A-Z0-9]{6,11}\b)",
+    "identifier": (
+        # digit groups of six digits or more ("633-104", "0808 157 0419"; not "10-15 days", "10 000 a year", a
+        # date or a range of years), an e-mail or web address, a bank identifier (a SWIFT/BIC code named as
+        # one or with a digit, an IBAN), or one the answer masks ([PHONE]: the KB states it, the answer
+        # withholds it)
+        r"(?<![\w$£€¥₹.,/-])(?!(19|20)\d\d[-\u2013](\d\d|(19|20)\d\d)\b)(?!\d{4}-\d\d-\d\d\b)"
+        r"(?!\d{1,2}[./]\d{1,2}[./]\d{2,4}\b)(?=(\d[-\u2013. ]?){6})\d{1,5}([-\u2013. ]\d{2,5}){1,4}"
+        r"(?![\w%]|[.,]\d|\s*(%|per\b|a (year|month|week|day)\b|((business|calendar|working) )?(hours?|days?|"
+        r"weeks?|months?|years?|mins?|minutes?)\b))|"
+        r"\b(number|no|code|bsb|routing|account|phone|tel|fax|call|dial|text)\W{1,3}\d{6,}\b|"  # "number 021000021"
+        r"[\w.+-]+@[\w-]+\.[\w.-]+|\b(https?://|www\.)\S+|"
+        r"(?-i:\b(SWIFT|BIC)\W{1,5}(code\W{1,3})?[A-Z]{6}[A-Z0-9]{2}([A-Z0-9]{3})?\b|"
+        r"\b[A-Z]{6}(?=[A-Z0-9]{2}([A-Z0-9]{3})?\b)(?=[A-Z0-9]*\d)[A-Z0-9]{2}([A-Z0-9]{3})?\b|"
+        r"\b[A-Z]{2}\d{2}( ?[A-Z0-9]{4}){3,7}\b)|"
+        r"\[(PHONE|EMAIL|NUMBER|ROUTING_NUMBER|ACCOUNT_NUMBER)\]"),
 }.items()}
 # Words that ask rather than tell: they are never what a question is about.
 QUESTION_WORDS = frozenset(terms(

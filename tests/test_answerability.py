@@ -1312,18 +1312,31 @@ def test_a_question_for_a_number_or_address_is_answered_by_the_code_itself() -> 
     for question in ("What's the bank's BSB number?", "What is the customer service phone number for billing?",
                      "What number do I call to report fraud?", "What is the email address for claims?"):
         assert question_type(question) == "identifier", question
-    for question in ("What's the maximum number of PINs?", "What's the email address change process?"):
+    for question in ("Which number do I call for help?", "What phone number should I use?", "Whats the phone number?",
+                     "What is the number to call for claims?"):
+        assert question_type(question) == "identifier", question
+    # what one is, or something about one, is no request for a particular code (the review)
+    for question in ("What's the maximum number of PINs?", "What's the email address change process?",
+                     "What is a routing number?", "What is the difference between a BSB and an account number?",
+                     "What is the account number length?", "What's the phone number policy?",
+                     "What is the support code of conduct?"):
         assert question_type(question) != "identifier", question
     for sentence in ("All accounts use BSB 633-104.", "Call 0808 157 0419 any time.", "Call 1-800-555-0199.",
-                     "Email claims@insurer.example.", "See www.bank.example/help.", "SWIFT code WTGMAU2S."):
+                     "Email claims@insurer.example.", "See www.bank.example/help.", "SWIFT code ABCDEF2S.",
+                     "Routing number 021000021.", "IBAN IE29 AIBK 9311 5212 3456 78", "Call [PHONE] today."):
         assert "identifier" in sentence_types(sentence), sentence
     for sentence in ("The fee is $1,500.", "Rates are 10.25% now.", "Plan years 2024-2026 apply.",
-                     "It takes 3 to 5 days.", "Costs 12.50 a month.", "Version 2.13.0 is pinned."):
+                     "It takes 3 to 5 days.", "Costs 12.50 a month.", "Version 2.13.0 is pinned.", "10-15 days",
+                     "Ages 50-64", "In 2024-25.", "The team handles 10 000 calls a year.", "Dated 2024-03-15.",
+                     "Due 15.03.2024.", "COVID19 rules apply.", "REFUNDED in full."):
         assert "identifier" not in sentence_types(sentence), sentence
     bsb = "What's the bank's BSB number?"
     # a sentence about BSBs that gives none does not answer; the one with the code does
     assert not assess(bsb, ["Members can pay without a BSB and account number."], "", set()).ok
     assert assess(bsb, ["All accounts use BSB 633-104."], "", set()).ok
+    # a number the answer masks is still stated by the KB: not "the knowledge base does not state it"
+    assert assess("What is the support phone number?", ["Call [PHONE] on weekdays."], "", set()).ok
+    assert assess("What is a routing number?", ["A routing number is a nine-digit code for a bank."], "", set()).ok
 
 
 def test_a_plain_document_with_the_asked_code_answers_over_an_article_without_it(tmp_path) -> None:
