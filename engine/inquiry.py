@@ -68,13 +68,16 @@ def detect_mode(question: str) -> str:
 # agent's frame ("A customer is asking: ..."): words the knowledge base never uses, so each one lowered the
 # share of the question an answer states (its confidence) and could send a well-answered question to
 # `uncertain`. They ask nothing; they come off.
+# A support role passing a question on (not "my spouse asked", "the IRS wants to know": their words are the
+# question's): generic roles of a caller, any KB.
+_ROLE = (r"(?:(?:a|an|the|my|our|this|one)\s+)?(?:customer|caller|client|member|participant|user|policyholder|"
+         r"account holder|tenant|resident|patient|student|passenger|employee|applicant|someone|somebody|person)")
 _OPENING = re.compile(
     r"^(?:(?:hi|hello|hey|hiya|greetings|good (?:morning|afternoon|evening|day))(?: there| team| all| everyone"
-    r"| folks)?\b[\s,:;!.\-\u2013\u2014]*|(?:quick|simple|short|one|a) question\s*[,:;!.\-\u2013\u2014]+\s*"
+    r"| folks)?(?![\w-])[\s,:;!?.\-\u2013\u2014]*|(?:quick|simple|short|one|a) question\s*[,:;!.\-\u2013\u2014]+\s*"
     r"|question\s*[:\-\u2013\u2014]+\s*"
     # an agent passing a question on: "A customer is asking: ...", "Caller wants to know whether ..."
-    r"|(?:(?:a|an|the|my|our|this|one)\s+)?[\w'-]+(?:\s+[\w'-]+)?\s+(?:is asking|asks|asked|wants to know|"
-    r"would like to know|wonders|is wondering|needs to know)"
+    r"|" + _ROLE + r"\s+(?:is asking|asks|asked|wants to know|would like to know|wonders|is wondering|needs to know)"
     r"(?:\s*[:\-\u2013\u2014]+\s*|\s*,\s*|\s+(?=(?:if|whether)\b)))",
     re.IGNORECASE)
 _CLOSING = re.compile(

@@ -109,15 +109,18 @@ def topic_relevance(kb: KnowledgeBase, question: str, hits: list[Passage], alter
     """The relevance of the top hits to the question without the provider names it gives (None when it names
     none, asks nothing else, or its other words alone clear TOPIC_FLOOR): a provider's name finds its
     articles whatever the subject, and only the rest of the question says whether the knowledge base covers
-    it. A name counts where it is written capitalised; in a question written all in lower case, capitals say
-    nothing, so a name's own words count wherever they stand (its common words never do)."""
+    it. A name counts where it is written capitalised; in a question whose only capitals open its sentences
+    (or are "I"), capitals say nothing, so a name's own words count wherever they stand (its common words
+    never do)."""
     values = [value for facet in PROVIDER_FACET for value in named.get(facet) or []]
     names = {t for value in values for t in terms(value)} - set().union(*(common_words(kb, v) for v in values))
     if not names or not hits:
         return None
     # a name as written, capitalised, and only its own words: "Cedar Hollow Water" is "Cedar Hollow" (its
     # documents write "water" too), and "the gas guy" keeps its "gas"
-    cased = question != question.lower()
+    # capitals that say something: not a sentence's first letter, not "I"
+    cased = any(w[:1].isupper() and w != "I" and not re.search(r"(^|[.!?]\s*)$", question[:m.start()])
+                for m in re.finditer(r"\S+", question) if (w := m.group()))
     rest = " ".join(w for w in question.split()
                     if not ((w[:1].isupper() or not cased) and (found := set(terms(w))) and found <= names))
     if not set(terms(rest)) - _ONLY_ASKING:

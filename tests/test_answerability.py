@@ -224,6 +224,8 @@ def test_a_provider_name_alone_does_not_make_a_question_covered(tmp_path) -> Non
     lowered = search_passages(lower, home=home)["relevance"]
     assert lowered.get("topic") is not None and lowered["topic"] < 0.15 <= lowered["score"], lowered
     assert api.ask(lower, home=home)["decision"] == "out_of_scope"
+    # ... and so is one whose only capitals open the sentence (the review: it was still answered)
+    assert api.ask("Can i get a mortgage from northwind harbour mutual?", home=home)["decision"] == "out_of_scope"
     # ... while a capitalised question keeps a name's word written in lower case ("mutual agreement")
     agreed = "Can Northwind Harbour Mutual change my loan term by mutual agreement?"
     assert topic_relevance(kb, agreed, kb.search(agreed), {}, named) is None

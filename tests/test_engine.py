@@ -224,7 +224,10 @@ def test_a_greeting_a_thank_you_or_an_agent_s_frame_does_not_change_the_answer(k
     assert without_pleasantries("Caller wants to know whether the fee is refundable.") == \
         "whether the fee is refundable."
     for kept in ("How do I write a thank you?", "Is there a hiring freeze?", "Thanks", "Question time: when?",
-                 "The plan says: you must be 55. Is that right?"):
+                 "The plan says: you must be 55. Is that right?", "Hi-yield bonds in my 401k?",
+                 # someone in the asker's story is no support role passing the question on (the review)
+                 "My ex-wife asked, is she entitled to half?", "The IRS wants to know whether I filed.",
+                 "My spouse wants to know if she is the beneficiary."):
         assert without_pleasantries(kept) == kept
     question = "I never told Acme when to send the money I'm forced to take out of my 401k this year. What happens?"
     plain = answer(question, home=kb_home)
