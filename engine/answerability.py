@@ -97,7 +97,7 @@ SENTENCE_TYPES: dict[str, re.Pattern[str]] = {t: re.compile(p, re.IGNORECASE) fo
               rf"(?<![\d,])\b\d[\d,]*(\.\d+)?\s*({_MONEY_AFTER})(?!\w)|"
               r"\b(no|free of|without) ([\w-]+ ){0,2}(fee|charge|cost)s?\b(?![\w-]|\s+(?!(for|to|on|if|when|is|are|"
               r"applies|apply|and|or|at|in|unless|until|from|of|was|will|charged|required|payable|due)\b)[a-z])|"
-              # "free" as a price ("the re-read is free", "free of charge", "fee-free"), not a freedom or a
+              # "free" as a price ("the second visit is free", "free of charge", "fee-free"), not a freedom or a
               # compound that is no price ("feel free to", "toll-free line", "tax-free", "free of debris")
               r"(?<![\w-])(?<!feel )free\b(?!-)(?!\s+(of|from)\s+(?!(charge|cost|fees?)\b))|"
               r"\b(fee|fees|charge|cost|interest|commission|penalty|rent)-free\b|\bat no (cost|charge)\b",
@@ -116,10 +116,8 @@ SENTENCE_TYPES: dict[str, re.Pattern[str]] = {t: re.compile(p, re.IGNORECASE) fo
                 r"minutes?)\b|\b(one|two|three|four|five|six|seven|ten|twelve) (business )?(days?|weeks?|months?|"
                 r"years?)\b|\bimmediately\b|\bsame day\b",
     "count": r"\b\d+\b|\b(one|two|three|four|five|six|seven|eight|nine|ten)\b",
-    # a number or address as written: digit groups ("633-104", "0808 157 0419", "1-800-555-0199"; not an amount, a
-    # percentage or a range of years), an e-mail or web address, a bank identifier ("WTGMAU2S")
     "identifier": (
-        # digit groups of six digits or more ("633-104", "0808 157 0419"; not "10-15 days", "10 000 a year", a
+        # digit groups of six digits or more ("120-456", "0123 456 7890"; not "10-15 days", "10 000 a year", a
         # date or a range of years), an e-mail or web address, a bank identifier (a SWIFT/BIC code named as
         # one or with a digit, an IBAN), or one the answer masks ([PHONE]: the KB states it, the answer
         # withholds it)
@@ -274,7 +272,7 @@ def exact_match(question: str, sentence: str) -> bool:
     return timed_subject(asking, sentence)
 
 
-# How close before a period its subject stands: "Investigations finish within 45 calendar days"
+# How close before a period its subject stands: "Reviews finish within 30 days"
 SUBJECT_REACH = 4
 _PERIOD = re.compile(r"\b\d+(\.\d+)?\s*(to \d+\s*)?(business |calendar |working )?"
                      r"(hours?|days?|weeks?|months?|years?)\b", re.IGNORECASE)
@@ -282,12 +280,21 @@ _PERIOD = re.compile(r"\b\d+(\.\d+)?\s*(to \d+\s*)?(business |calendar |working 
 
 def timed_subject(question: str, sentence: str) -> bool:
     """Whether, for a how-long question ("how long does X take?"), the sentence times its subject X: the word
-    stands at most SUBJECT_REACH words before a period ("Investigations finish within 45 calendar days"),
-    not far from it ("reported within 60 days ... while Copperfield investigates")."""
+    stands at most SUBJECT_REACH words before a period ("Reviews finish within 30 days"), not far from
+    it ("claims filed within 60 days ... while the team reviews them")."""
     subject = timed_word(question)
-    return subject is not None and any(
-        subject in {stem(w) for w in words(sentence[:period.start()])[-SUBJECT_REACH - 1:]}  # with its "within"
-        for period in _PERIOD.finditer(sentence))
+    if subject is None:
+        return False
+    for period in _PERIOD.finditer(sentence):
+        before = words(sentence[:period.start()])[-SUBJECT_REACH - 1:]
+        # a length of time ("within", "takes", "in about"), not a window's edge ("no refund after 14 days")
+        if before and before[-1] in _LASTS and subject in {stem(w) for w in before}:
+            return True
+    return False
+
+
+_LASTS = frozenset({"within", "in", "take", "takes", "took", "about", "around", "approximately", "roughly",
+                    "usually", "typically", "normally", "generally", "to", "under", "only", "just", "for"})
 
 
 @lru_cache(maxsize=512)  # asked once per candidate sentence, of the same question
@@ -467,7 +474,7 @@ WHAT = {"amount": "the amount", "percent": "the percentage", "date": "when", "du
 # "What exchange-rate margin does it add?", "how many crews do they keep?": a thing asked for by name (up
 # to three words, then the verb), which an answer states by that name. Not "which": it picks one of a
 # kind, and the answer names the one ("which extra do I need" -> "httpx[socks]"), not the kind; not a
-# name that opens with a function word ("what *if my card* is stolen", "what *does Acme* do").
+# name that opens with a function word ("what *if my card* is stolen", "what *does Contoso* do").
 _NAMED_ASK = re.compile(r"\b(what|how many) (?!(?:if|of|about|does|do|did|is|are|was|were|will|would|can|could|should|"
                         r"else|happens|kind|sort|type|the|a|an|my|your|our|their|this|that)\b)"
                         r"((?:[a-z][a-z-]* ){0,2}?[a-z][a-z-]*) (do|does|did|is|are|was|were|"

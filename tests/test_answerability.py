@@ -1396,6 +1396,9 @@ def test_a_how_long_question_prefers_the_period_of_its_very_subject() -> None:
             "credit while the bank investigates.")
     assert timed_subject(question, timed) and exact_match(question, timed)
     assert not timed_subject(question, near)  # a card's reporting window; "investigates" stands far from it
+    # a window's edge is no length of time (the review)
+    assert not timed_subject("How long does a refund take?", "No refund after 14 days.")
+    assert timed_subject("How long does a refund take?", "A refund takes 5 business days.")
     # only a subject named before "take" or "last"; a when-question or a deadline is not a how-long one
     posted = "Provisional credit posting takes 10 business days."
     assert timed_subject("How long does posting take?", posted)
