@@ -10,7 +10,7 @@ of the cited text (one sentence or list item, or two adjacent ones) and must agr
   modality    obligation / permission / restriction / universality / hedging / certainty / advice words
               of the claim are in the window; the window's obligation and restriction are in the claim
   terms       every content term of the claim is in the window, except connectives and generic verbs
-              and, as the claim's subject, the cited article's subject ("Acme charges ...")
+              and, as the claim's subject, the cited article's subject ("Contoso charges ...")
 
 A claim with no content term supports nothing. Measured on tests/data/perturbations.yaml (negation
 flips, number, entity, modal, unit and date swaps vs faithful paraphrases): see BENCHMARKS.md.
@@ -165,7 +165,7 @@ def entails(claim: str, sources: list[str], titles: list[str] = ()) -> Finding: 
     dropped = {m for m in SYMMETRIC if m in window_modals and m not in claim_modals}
     if added or dropped:
         return Finding(False, f"{'/'.join(sorted(added | dropped))} wording differs from the cited text")
-    # A paraphrase may name the article's subject ("Acme charges ..."), as its subject, not elsewhere.
+    # A paraphrase may name the article's subject ("Contoso charges ..."), as its subject, not elsewhere.
     subject = term_set(" ".join(words(claim)[:4])) & {t for title in titles for t in term_set(title)}
     allowed = window_terms | LIGHT | subject
     new = {t for t in claim_terms - allowed if not t.isdigit()} - {stem(w) for w in NEGATIONS}

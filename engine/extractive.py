@@ -235,7 +235,7 @@ class ExtractiveGenerator:
             # question is not about the article's procedure, e.g. a fact in a plain document).
             if not own or scored[0][0] - own[0] > SOURCE_MARGIN:
                 source = scored[0][3].doc_id
-        # A comparison ("how long at Copperfield, and at Wattlegum?") is answered from each named provider's
+        # A comparison ("how long at Contoso, and at Fabrikam?") is answered from each named provider's
         # article, in turn: the best sentences of each, as many from each.
         sources = [source, *request.compared] if source == request.article_id and request.compared else [source]
         scored = [x for x in scored if x[3].doc_id in sources]

@@ -34,7 +34,7 @@ _CAPITALS = re.compile(r"\b[A-Z]{3,6}\b")
 
 
 def initials(name: str) -> str | None:
-    """The acronym of a name of three capitalised words or more ("Copperfield National Bank" -> "CNB"; the
+    """The acronym of a name of three capitalised words or more ("Contoso National Bank" -> "CNB"; the
     small words of "Bank of the West" are skipped), else None: a shorter one is too ambiguous to read."""
     parts = name.replace("_", " ").split()
     caps = [w for w in parts if w[:1].isupper() and w[:1].isalpha()]
@@ -55,10 +55,10 @@ class FacetDetector:
     A value is detected when (a) its words appear in order (stemmed), (b) its letters-only form
     equals a run of 1-3 question words ('roll over' ~ 'rollover'), (c) a synonym of it does, or
     (d) the question uses a word that, in this KB, nearly only occurs in documents with that value
-    (a brand name such as 'Acme' for 'Acme Retirement'). Rule (d) is measured on the corpus: never a
+    (a brand name such as 'Contoso' for 'Contoso Retirement'). Rule (d) is measured on the corpus: never a
     preposition or particle, and for a value written as a name (capitalised) only a word the KB
-    itself writes as a name — 'retirement' of 'Acme Retirement' is mostly lower case in the text, so
-    "my retirement account" pins no record keeper even if most chunks that say it are Acme's. And (e) a
+    itself writes as a name — 'retirement' of 'Contoso Retirement' is mostly lower case in the text, so
+    "my retirement account" pins no record keeper even if most chunks that say it are Contoso's. And (e) a
     value written as a name of three capitalised words or more is named by its initials in capitals
     ("TVEC"), unless the KB's text uses those letters for something else ("ATM").
     """
@@ -76,7 +76,7 @@ class FacetDetector:
                     if any(squash(m) == squash(f) for m in g for f in forms):
                         forms.update(g)
                 self.variants[(facet, value)] = sorted(forms)
-        # (e) A name of three words or more by its initials, as people write it: "TVEC" for Tamarack Valley
+        # (e) A name of three words or more by its initials, as people write it: "NVEC" for Northwind Valley
         # Electric Cooperative. Only in capitals in the question, and only an acronym one value alone has.
         by_initials: dict[str, set[tuple[str, str]]] = {}
         for (facet, value), forms in self.variants.items():
@@ -98,8 +98,8 @@ class FacetDetector:
                         if len(w) >= 3 and not w.isdigit() and w not in FUNCTION_WORDS:
                             all_words.setdefault(stem(w), set()).add((facet, value))
             for st, owners in all_words.items():
-                # one value per facet: "Aurelis" names the airline Aurelis Air even though the loyalty plan
-                # Aurelis Miles shares the word (its own precision test then rules it out as a plan type)
+                # one value per facet: "Fabrikam" names the airline Fabrikam Air even though the loyalty plan
+                # Fabrikam Miles shares the word (its own precision test then rules it out as a plan type)
                 for facet in sorted({f for f, _ in owners}):
                     values = [v for f, v in owners if f == facet]
                     if len(values) != 1:
@@ -144,7 +144,7 @@ class FacetDetector:
 def term_precision_fn(kb: Any) -> Callable[[str, str, str], float]:
     """precision(stem, facet, value): share of the chunks containing the term that carry the value, among
     those that carry the facet at all. A plain document (no front matter) is about no value in
-    particular: its many "Meadowlark"s do not make the brand word less telling of Meadowlark's articles."""
+    particular: its many "Contoso"s do not make the brand word less telling of Contoso's articles."""
     cache: dict[tuple[str, str, str], float] = {}
     carriers: dict[str, Any] = {}  # facet -> mask of the chunks that carry it (one per facet, not per term)
 
@@ -168,7 +168,7 @@ def name_case_fn(kb: Any, sample: int = 50) -> Callable[[str], float]:
     """name_case(stem): the share of the term's occurrences in the chunks' text written capitalised (0
     when it occurs only in titles or metadata: no evidence that the KB uses it as a name), read from at
     most `sample` chunks spread over its posting list. Each written word is analysed as the index
-    analyses it ("Zürich", "O'Neil", "Acme’s"), so an occurrence is counted wherever BM25 counts one."""
+    analyses it ("Zürich", "O'Neil", "Contoso’s"), so an occurrence is counted wherever BM25 counts one."""
 
     def share(term: str) -> float:
         rows = kb.bm25.rows_containing(term)
@@ -192,10 +192,10 @@ _ASKING_WORD = re.compile(QUESTION_WORD, re.IGNORECASE)
 
 
 def asked_providers(detector: FacetDetector, asking: str) -> list[str]:
-    """The providers a question asks about by name: detected in its capitalised words only ("Tidewell
-    Wireless", not the "mobile" of "my mobile phone" that the KB's Larkspan Mobile makes a telling word),
+    """The providers a question asks about by name: detected in its capitalised words only ("Contoso
+    Wireless", not the "mobile" of "my mobile phone" that the KB's Fabrikam Mobile makes a telling word),
     and from its first question word on when that part names any ("I'm switching from Contoso to Northwind,
-    what is the fee at Northwind?" asks about Northwind; "Comparing Aurelis and Cindervale: what is the
+    what is the fee at Northwind?" asks about Northwind; "Comparing Contoso and Fabrikam: what is the
     youngest age each accepts?" names both before it). A lower-case word is no second provider."""
     def named(text: str) -> list[str]:
         return detector.detect(" ".join(w for w in text.split() if w[:1].isupper())).get(PROVIDER) or []

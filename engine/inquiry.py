@@ -215,8 +215,8 @@ def inflected(word: str) -> list[str]:
 
 def with_the_provider(kb: KnowledgeBase, detected: dict[str, list[str]],
                       access: dict[str, Any] | None = None) -> dict[str, list[str]]:
-    """The detected facets without a value no document of the named provider has: "my Corvane apartment"
-    reads as the plan type "apartment lease" (a word mostly another landlord's articles use), but Corvane's
+    """The detected facets without a value no document of the named provider has: "my Contoso apartment"
+    reads as the plan type "apartment lease" (a word mostly another landlord's articles use), but Contoso's
     are all "residential tenancy"; filtering on both would leave none of the provider's articles. The
     provider, a name, is the surer reading. Read as the search filters: a document for every provider, or
     for none, is the provider's too, a value that covers every value matches, and only what the caller may

@@ -228,7 +228,7 @@ def plain_far_ahead(hits: list[Any], structured: set[str], gap: float = PLAIN_GA
 
 def chosen_facets(kb: KnowledgeBase, collected: dict[str, Any],
                   access: dict[str, Any] | None = None) -> tuple[dict[str, str], dict[str, str]]:
-    """Facet values given as collected data ('record_keeper': 'acme retirement'), matched to the KB's
+    """Facet values given as collected data ('record_keeper': 'contoso retirement'), matched to the KB's
     values that the caller may read (`access`, see engine.access)."""
     chosen, invalid = {}, {}
     known = visible_facets(kb, access or {})
@@ -247,7 +247,7 @@ def chosen_facets(kb: KnowledgeBase, collected: dict[str, Any],
 
 def match_choice(value: str, choices: list[str]) -> str | None:
     """A choice by its exact name, case- and punctuation-insensitively, or by an unambiguous prefix
-    of its words ('acme' -> 'Acme Retirement'); the CLI's prompt matches the same way (choice_matches)."""
+    of its words ('contoso' -> 'Contoso Retirement'); the CLI's prompt matches the same way (choice_matches)."""
     found = choice_matches(value, choices)
     return found[0] if len(found) == 1 or (found and normalize_key(found[0]) == normalize_key(value)) else None
 
@@ -344,7 +344,7 @@ def governing_chunks(kb: KnowledgeBase, resolution: Resolution) -> list[Any]:
 def compared_articles(ranked: list[ArticleCandidate], metadata: dict[str, dict[str, Any]], best: str,
                       named: list[str]) -> list[str]:
     """The articles of the other providers a question names, on the best article's topic ("how long do I
-    have to dispute a charge at Copperfield, and at Wattlegum?"): a comparison is answered from each
+    have to dispute a charge at Contoso, and at Fabrikam?"): a comparison is answered from each
     provider's own article, the best-ranked of each, in the order they rank."""
     if len(named) < 2:
         return []

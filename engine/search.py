@@ -50,7 +50,7 @@ PROVIDER_FACET: tuple[str, ...] = (PROVIDER,)
 
 def about_another(kb: KnowledgeBase, doc_id: str, named: dict[str, list[str]]) -> bool:
     """A plain document whose title names another provider or product than the question does (the question
-    names PawSure; "meadowlark-wellness-benefit-schedule.xlsx" is Meadowlark's): the facet filter it has no
+    names Contoso; "fabrikam-wellness-schedule.xlsx" is Fabrikam's): the facet filter it has no
     front matter for. A document naming none, or also the asked one, stays (a FAQ covering every provider)."""
     info = kb.docs.get(doc_id)
     if info is None or info.structured:
@@ -116,7 +116,7 @@ def topic_relevance(kb: KnowledgeBase, question: str, hits: list[Passage], alter
     names = {t for value in values for t in terms(value)} - set().union(*(common_words(kb, v) for v in values))
     if not names or not hits:
         return None
-    # a name as written, capitalised, and only its own words: "Cedar Hollow Water" is "Cedar Hollow" (its
+    # a name as written, capitalised, and only its own words: "Alder Creek Water" is "Alder Creek" (its
     # documents write "water" too), and "the gas guy" keeps its "gas"
     # capitals that say something: not a sentence's first letter, not "I"
     cased = any(w[:1].isupper() and w != "I" and not re.search(r"(^|[.!?]\s*)$", question[:m.start()])

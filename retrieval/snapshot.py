@@ -237,9 +237,9 @@ class KnowledgeBase:
         return found
 
     def named_facets(self, doc_id: str) -> dict[str, list[str]]:
-        """The facet values a plain document's title or file name names ("meadowlark-wellness-benefit-
-        schedule.xlsx" names Meadowlark): it has no front matter to say whose it is. A title that names no
-        provider leaves its text to say: a text naming exactly one ("Staff at Corvane buildings...") is that
+        """The facet values a plain document's title or file name names ("fabrikam-wellness-benefit-
+        schedule.xlsx" names Fabrikam): it has no front matter to say whose it is. A title that names no
+        provider leaves its text to say: a text naming exactly one ("Staff at Contoso buildings...") is that
         provider's; one naming several (a FAQ covering every provider) is nobody's. Kept per snapshot."""
         found = self._named.get(doc_id)
         if found is None:
@@ -253,7 +253,7 @@ class KnowledgeBase:
         return found
 
     def _text_provider(self, doc_id: str) -> str | None:
-        """The one provider a document's text names as a name (capitalised: "Residential" of "Wrenfield
+        """The one provider a document's text names as a name (capitalised: "Residential" of "Northwind
         Residential", not "every residential tenancy"), in two sentences or more of its first TEXT_SCAN
         characters; None when it names none, several, or one in passing ("Unlike Contoso, we ...")."""
         text = " ".join(p.text for p in self.chunks_of(doc_id))[:TEXT_SCAN]
