@@ -26,14 +26,15 @@ QUESTION_TYPES: list[tuple[str, re.Pattern[str]]] = [(t, re.compile(p, re.IGNORE
                  # "how much notice", "how far in advance", "what is the grace period": a period by another name
                  # (the lookaheads keep "notice" and "grace" in the focus: they say which period)
                  r"\bhow much (?=(advance |written )?(notice|time|lead time)\b)|\bhow far (in advance|ahead)\b|"
-                 r"\bwhat( is|'s|\u2019s| are) the (?=([\w-]+ ){0,2}(period|window)\b(?! of\b))"),
+                 r"\bwhat( is|'s|\u2019s| are) the (?=([\w-]+ ){0,2}(period|window)\b\s*(\?|$|(for|to|on|in|after|"
+                 r"before|at|if|when)\b))"),
     ("date", r"\bwhen (is|are|do|does|must|should|will|can|am|did)\b|\bby when\b|\bwhat (date|day|deadline|month|"
-             r"year|time)\b|\bwhat hours\b|\b(cut-?off|closing|opening) time\b|\b(what|which) age\b|\bhow old\b|"
-             r"\bat what age\b|\bdeadline\b"),
+             r"year|time)\b(?! zones?\b)|\bwhat hours\b|\b(cut-?off|closing|opening) time\b|\b(what|which) age\b|"
+             r"\bhow old\b|\bat what age\b|\bdeadline\b"),
     ("percent", r"\bwhat (percent|percentage)\b|\bhow much (of|is withheld|tax|penalt)|\bwhat (interest )?rate\b|"
                 # "what is the interest rate on a loan", "what's the APR": a few words may name the product
                 r"\bwhat( (is|are|was|were|will be|would be)|'s|\u2019s) (the|my|your|their|its|an?) "
-                r"([\w-]+ ){0,2}?(interest rates?|aprs?|apys?)\b"),
+                r"([\w'\u2019-]+ ){0,2}?(interest rates?|aprs?|apys?)\b"),
     # "what is the 2026 elective deferral limit" (a few words between "the" and the quantity, none of them a
     # preposition: "the process for a fee refund" asks for a process); "what does the carrier charge"
     ("amount", r"\bhow much\b|\bwhat( (is|are|was|were)|'s|\u2019s) the ((?!(for|on|of|about|between|in|to|with|"
@@ -99,7 +100,9 @@ SENTENCE_TYPES: dict[str, re.Pattern[str]] = {t: re.compile(p, re.IGNORECASE) fo
               r"applies|apply|and|or|at|in|unless|until|from|of|was|will|charged|required|payable|due)\b)[a-z])|"
               # "free" as a price ("the second visit is free", "free of charge", "fee-free"), not a freedom or a
               # compound that is no price ("feel free to", "toll-free line", "tax-free", "free of debris")
-              r"(?<![\w-])(?<!feel )free\b(?!-)(?!\s+(of|from)\s+(?!(charge|cost|fees?)\b))|"
+              r"(?<![\w-])(?<!feel )(?<!are )(?<!am )free\b(?!-)(?!\s+(of|from)\s+(?!(charge|cost|fees?)\b))|"
+              # ... "they are free", but not "you are free to switch"
+              r"(?:(?<=are )|(?<=am ))free\b(?!-|\s+to\b)(?!\s+(of|from)\s+(?!(charge|cost|fees?)\b))|"
               r"\b(fee|fees|charge|cost|interest|commission|penalty|rent)-free\b|\bat no (cost|charge)\b",
     "percent": r"\d\s*%|\bpercent\b",
     "date": _MONTH_IN_TEXT + r"|\bage\s+\d|\b\d+(½)?\s*(or older|and older)\b|\b(19|20)\d\d\b|\bby the (end|date)\b|"

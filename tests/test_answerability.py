@@ -1372,6 +1372,10 @@ def test_a_period_asked_by_another_name_is_a_duration_and_names_which_period() -
     assert assess("What time does the leasing office close on Saturday?",
                   ["Leasing office hours on Saturday: 10 a.m. to 5 p.m."], "", set()).ok
     assert question_type("How big can an attachment be?") == "count"
+    # (the review) a window seat's fee is an amount, a time zone no time, a loan's rate a percentage
+    assert question_type("What's the window seat fee?") == "amount"
+    assert question_type("What time zone are you in?") != "date"
+    assert question_type("What is my loan's interest rate?") == "percent"
     assert not assess("How big can an attachment be?", ["Attach the itemized invoice to the claim."], "", set()).ok
 
 
@@ -1382,7 +1386,7 @@ def test_free_is_a_price_only_where_it_prices_something() -> None:
                      "It is free to open an account.", "Members get a free annual check-up."):
         assert "amount" in sentence_types(sentence), sentence
     for sentence in ("Feel free to call us any time.", "Call our toll-free line.", "Keep the area free of debris.",
-                     "Use the hands-free kit.", "Withdrawals are tax-free."):
+                     "Use the hands-free kit.", "Withdrawals are tax-free.", "You are free to switch funds."):
         assert "amount" not in sentence_types(sentence), sentence
     assert not assess("How much does it cost to call support?", ["Feel free to call support any time."], "", set()).ok
 
