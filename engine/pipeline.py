@@ -197,7 +197,8 @@ def search_passages(question: str, *, ctx: Context | None = None, home: str | Pa
                  "metadata": p.metadata} for p in retrieval.hits]
     out = {"relevance": {name: round(float(v), 6) for name, v in vars(retrieval.relevance).items() if v is not None},
            "filters_applied": retrieval.filters, "facets_relaxed": retrieval.relaxed, "passages": passages,
-           "metadata": {"kb_generation": kb.generation, "timings_ms": timed.timings}}
+           "metadata": {"kb_generation": kb.generation, "timings_ms": timed.timings,
+                        "spelling": [list(pair) for pair in inquiry.corrections]}}
     out["query_id"] = querylog.write(ctx, querylog.build_record(
         surface=surface, question=inquiry.question, filters=inquiry.filters, mode="query", output=out,
         retrieved=[p.chunk_id for p in retrieval.hits], access=access, ctx=ctx, timings_ms=timed.timings,
