@@ -97,19 +97,45 @@ _FALSE = {"false", "no", "n", "0", "off"}
 _DATE_FORMATS = ("%Y-%m-%d", "%m/%d/%Y", "%m/%d/%y", "%d/%m/%Y", "%d.%m.%Y", "%Y/%m/%d", "%d %B %Y", "%d %b %Y",
                  "%B %d, %Y", "%B %d %Y", "%b %d, %Y", "%b %d %Y")
 # An amount as people write it in any currency: "$1,500", "€14,300", "£150", "AUD 40", "40 EUR", "US$ 12"
-_MONEY_MARKS = re.compile(r"^(?:[A-Z]{2,3}\s*)?[$£€¥₹₩₽₺₪฿]?\s*|\s*[$£€¥₹₩₽₺₪฿]?\s*(?:[A-Z]{3})?$")
+_SYMBOLS = "$£€¥₹₩₽₺₪฿"
+
+
+def without_currency(text: str) -> str:
+    """The figure without a currency code or symbol before or after it. Plain string steps, no regular
+    expression: a pattern anchored at the end backtracked over a run of spaces (8 s for 1,000 characters)."""
+    text = text.strip()
+    head = text[:3]
+    for size in (3, 2):  # "AUD 40", "US$ 12"
+        if head[:size].isalpha() and head[:size].isupper() and len(text) > size:
+            text = text[size:].lstrip()
+            break
+    if text[:1] in _SYMBOLS:
+        text = text[1:].lstrip()
+    if len(text) > 3 and text[-3:].isalpha() and text[-3:].isupper():
+        text = text[:-3].rstrip()  # "40 EUR"
+    if text[-1:] and text[-1] in _SYMBOLS:
+        text = text[:-1].rstrip()  # "14,30 €"
+    return text
+
+
+# Digits grouped by thousands (or, as in India, by lakhs and crores: "1,00,000")
+_GROUPED = r"(\d{1,3}(T\d{3})*|\d{1,2}(T\d{2})*T\d{3})"
 
 
 def decimal_point(text: str, data_type: str = "currency") -> str | None:
     """The figure with "." as its only separator, read as people write it: "1,234.56" and "1.234,56" (the last
-    mark is the decimal one), "14,300" (thousands), "14,30" (decimals). None when it cannot be told: a
-    single group of three after a point in an amount ("€14.300" is 14300 to some, 14.3 to others). Text
-    that is no figure at all is returned as it is (float() then says it is not one)."""
+    mark is the decimal one), "14,300" and "1,00,000" (grouped digits), "14,30" (decimals). None when it
+    cannot be told or is malformed: a single group of three after a point in an amount ("€14.300" is 14300
+    to some, 14.3 to others), "1.2,5". Text with neither mark is returned as it is."""
     if "," in text and "." in text:
         decimal = "," if text.rfind(",") > text.rfind(".") else "."
-        return text.replace("." if decimal == "," else ",", "").replace(",", ".")
+        thousands = "." if decimal == "," else ","
+        whole, _, fraction = text.rpartition(decimal)
+        if not fraction.isdigit() or not re.fullmatch(_GROUPED.replace("T", re.escape(thousands)), whole):
+            return None
+        return f"{whole.replace(thousands, '')}.{fraction}"
     if "," in text:
-        if re.fullmatch(r"\d{1,3}(,\d{3})+", text):
+        if re.fullmatch(_GROUPED.replace("T", ","), text):
             return text.replace(",", "")
         return text.replace(",", ".") if re.fullmatch(r"\d+,\d{1,2}", text) else None
     if re.fullmatch(r"\d{1,3}(\.\d{3}){2,}", text):
@@ -131,16 +157,16 @@ def validate_value(data_type: str, value: Any) -> tuple[bool, Any, str]:
         else:
             text = str(value).strip().replace("\u00a0", " ").replace("\u202f", " ")
             sign, text = ("-", text[1:].strip()) if text.startswith("-") else ("", text)  # "-$5": a negative sum
-            text = re.sub(r"(?<=\d) (?=\d{3}\b)", "", _MONEY_MARKS.sub("", text).strip())  # "14 300"
-            if (plain := decimal_point(text, data_type)) is None:
-                return False, None, (f"{value!r} is ambiguous: write it without thousands separators "
-                                     f"(14300 or 14.30)")
-            text = sign + plain
+            text = re.sub(r"(?<=\d) (?=\d{3}\b)", "", without_currency(text))  # "14 300"
             multiplier = 1.0
             if text[-1:].lower() == "k" and data_type == "currency":
-                text, multiplier = text[:-1], 1000.0
+                text, multiplier = text[:-1].rstrip(), 1000.0
             elif text.endswith("%") and data_type == "number":  # "50%": a percentage field given with its sign
                 text = text[:-1].strip()
+            if (plain := decimal_point(text, data_type)) is None:
+                return False, None, (f"{value!r} is ambiguous or malformed: write the figure without thousands "
+                                     f"separators (14300, or 14.30)")
+            text = sign + plain
             try:
                 number = float(text) * multiplier
             except ValueError:

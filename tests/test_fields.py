@@ -47,6 +47,11 @@ Some prose.
     ("currency", "$1,234.56", True, 1234.56), ("currency", "€14.300", False, None),
     ("currency", "1.234.567", True, 1234567.0), ("currency", "$0.125", True, 0.12),
     ("number", "1,5", True, 1.5), ("number", "1,234", True, 1234.0),
+    # (the second review) lakh grouping, "k" after grouped digits, a malformed mix refused, a percentage
+    ("currency", "₹1,00,000", True, 100000.0), ("currency", "$1,500k", True, 1500000.0),
+    ("currency", "1.2,5", False, None), ("number", "1,000%", True, 1000.0),
+    # a long run of spaces is refused at once (an end-anchored pattern had backtracked for minutes)
+    ("currency", "1" + " " * 4998 + "x", False, None),
     # dates written day-first where only that reading exists, and the other common forms
     ("date", "15/03/2024", True, "2024-03-15"), ("date", "15.03.2024", True, "2024-03-15"),
     ("date", "15 Mar 2024", True, "2024-03-15"), ("date", "Mar 15 2024", True, "2024-03-15"),
