@@ -26,8 +26,8 @@ QUESTION_TYPES: list[tuple[str, re.Pattern[str]]] = [(t, re.compile(p, re.IGNORE
                  # "how much notice", "how far in advance", "what is the grace period": a period by another name
                  # (the lookaheads keep "notice" and "grace" in the focus: they say which period)
                  r"\bhow much (?=(advance |written )?(notice|time|lead time)\b)|\bhow far (in advance|ahead)\b|"
-                 r"\bwhat( is|'s|\u2019s| are) the (?=([\w-]+ ){0,2}(period|window)\b\s*(\?|$|(for|to|on|in|after|"
-                 r"before|at|if|when)\b))"),
+                 r"\bwhat( is|'s|\u2019s| are) the (?=([\w-]+ ){0,2}(period|window)\b(?!-)"
+                 r"(?!\s+([\w-]+\s+)?(fee|fees|cost|costs|price|prices|charge|charges|seat|seats)\b))"),
     ("date", r"\bwhen (is|are|do|does|must|should|will|can|am|did)\b|\bby when\b|\bwhat (date|day|deadline|month|"
              r"year|time)\b(?! zones?\b)|\bwhat hours\b|\b(cut-?off|closing|opening) time\b|\b(what|which) age\b|"
              r"\bhow old\b|\bat what age\b|\bdeadline\b"),
@@ -65,11 +65,12 @@ QUESTION_TYPES: list[tuple[str, re.Pattern[str]]] = [(t, re.compile(p, re.IGNORE
     # a number or address to reach or pay someone ("what's the bank's BSB number?", "what number do I call?"):
     # answered by the code itself, not by a sentence about it. One particular code (the, my, the bank's...):
     # "what is a routing number?" asks what one is.
-    ("identifier", r"\b(what|which)( is|'s|\u2019s| are|'re|s)?\b[^?.]{0,40}?\b(the|my|your|our|their|its|"
-                   r"[\w-]+['\u2019]s)\s+([\w-]+\s+){0,3}?(((phone|telephone|fax|contact|helpline|hotline|routing|"
-                   r"bsb|account|sort|swift|bic|iban|reference|customer service|support) (number|code)s?)|e-?mail( "
-                   r"address)?|web ?site|url|web address|(postal|mailing|street) address|bsb|iban|po box)\b"
-                   r"(?=\s*(\?|$|(for|to|at|on|if|when)\b))|"
+    ("identifier", r"\b(what|which)( is|'s|\u2019s| are|'re|s)?\s+(the|my|your|our|their|its|"
+                   r"([\w-]+\s+){0,3}[\w-]+['\u2019]s)\s+([\w-]+\s+){0,3}?(((phone|telephone|fax|contact|helpline|"
+                   r"hotline|routing|bsb|account|sort|swift|bic|swift/bic|iban|reference|customer service|support) "
+                   r"(number|code)s?)|e-?mail( address)?|web ?site|url|web address|(postal|mailing|street) address|bsb|"
+                   r"bic|swift|iban|po box)\b(?!\s+of\s+(conduct|practice|ethics)\b)"
+                   r"(?=\s*(\?|$|,|(for|to|at|on|of|in|if|when|please)\b))|"
                    r"\b(what|which) (phone |telephone )?number (do|should|can|could|would) (i|we|you|they) "
                    r"(call|ring|dial|text|use)\b|\bwhat( is|'s|\u2019s|s)? the (phone |telephone )?number to "
                    r"(call|ring|dial|text)\b"),
@@ -100,9 +101,11 @@ SENTENCE_TYPES: dict[str, re.Pattern[str]] = {t: re.compile(p, re.IGNORECASE) fo
               r"applies|apply|and|or|at|in|unless|until|from|of|was|will|charged|required|payable|due)\b)[a-z])|"
               # "free" as a price ("the second visit is free", "free of charge", "fee-free"), not a freedom or a
               # compound that is no price ("feel free to", "toll-free line", "tax-free", "free of debris")
-              r"(?<![\w-])(?<!feel )(?<!are )(?<!am )free\b(?!-)(?!\s+(of|from)\s+(?!(charge|cost|fees?)\b))|"
-              # ... "they are free", but not "you are free to switch"
-              r"(?:(?<=are )|(?<=am ))free\b(?!-|\s+to\b)(?!\s+(of|from)\s+(?!(charge|cost|fees?)\b))|"
+              # ("free to" a verb is a freedom, "you're free to switch", unless "it is free to open"; "free to UK
+              # accounts" prices a destination)
+              r"(?<![\w-])(?<!feel )free\b(?!-)(?!\s+(of|from)\s+(?!(charge|cost|fees?)\b))"
+              r"(?!\s+to\s+(?!(a|an|the|any|all|every|some|most|your|their|our|my)\b)(?-i:[a-z]))|"
+              r"\bit(?: is|'s|\u2019s| will be) free to\b|"
               r"\b(fee|fees|charge|cost|interest|commission|penalty|rent)-free\b|\bat no (cost|charge)\b",
     "percent": r"\d\s*%|\bpercent\b",
     "date": _MONTH_IN_TEXT + r"|\bage\s+\d|\b\d+(½)?\s*(or older|and older)\b|\b(19|20)\d\d\b|\bby the (end|date)\b|"
@@ -120,12 +123,13 @@ SENTENCE_TYPES: dict[str, re.Pattern[str]] = {t: re.compile(p, re.IGNORECASE) fo
                 r"years?)\b|\bimmediately\b|\bsame day\b",
     "count": r"\b\d+\b|\b(one|two|three|four|five|six|seven|eight|nine|ten)\b",
     "identifier": (
-        # digit groups of six digits or more ("120-456", "0123 456 7890"; not "10-15 days", "10 000 a year", a
-        # date or a range of years), an e-mail or web address, a bank identifier (a SWIFT/BIC code named as
+        # digit groups of six digits or more ("120-456", "0123 456 7890"; not "10-15 days", "1 250 000 calls",
+        # a date or a range of years), an e-mail or web address, a bank identifier (a SWIFT/BIC code named as
         # one or with a digit, an IBAN), or one the answer masks ([PHONE]: the KB states it, the answer
         # withholds it)
         r"(?<![\w$£€¥₹.,/-])(?!(19|20)\d\d[-\u2013](\d\d|(19|20)\d\d)\b)(?!\d{4}-\d\d-\d\d\b)"
-        r"(?!\d{1,2}[./]\d{1,2}[./]\d{2,4}\b)(?=(\d[-\u2013. ]?){6})\d{1,5}([-\u2013. ]\d{2,5}){1,4}"
+        r"(?!\d{1,2}[./]\d{1,2}[./]\d{2,4}\b)(?!\d{1,3}( \d{3})+(?![\d-]))(?=(\d[-\u2013. ]?){6})"
+        r"\d{1,5}([-\u2013. ]\d{2,6}){1,4}"
         r"(?![\w%]|[.,]\d|\s*(%|per\b|a (year|month|week|day)\b|((business|calendar|working) )?(hours?|days?|"
         r"weeks?|months?|years?|mins?|minutes?)\b))|"
         r"\b(number|no|code|bsb|routing|account|phone|tel|fax|call|dial|text)\W{1,3}\d{6,}\b|"  # "number 021000021"
@@ -290,14 +294,16 @@ def timed_subject(question: str, sentence: str) -> bool:
         return False
     for period in _PERIOD.finditer(sentence):
         before = words(sentence[:period.start()])[-SUBJECT_REACH - 1:]
-        # a length of time ("within", "takes", "in about"), not a window's edge ("no refund after 14 days")
-        if before and before[-1] in _LASTS and subject in {stem(w) for w in before}:
+        # a length of time ("takes 5-7 days", "within 10 days"), not a window's edge ("after 14 days") nor
+        # what does not happen in it ("no refund within 14 days")
+        if (before and before[-1] not in _EDGES and not _NEGATIONS & set(before)
+                and subject in {stem(w) for w in before}):
             return True
     return False
 
 
-_LASTS = frozenset({"within", "in", "take", "takes", "took", "about", "around", "approximately", "roughly",
-                    "usually", "typically", "normally", "generally", "to", "under", "only", "just", "for"})
+_EDGES = frozenset({"after", "before", "past", "since", "until", "following"})
+_NEGATIONS = frozenset({"no", "not", "never", "cannot", "cant", "wont", "isnt", "arent"})
 
 
 @lru_cache(maxsize=512)  # asked once per candidate sentence, of the same question

@@ -118,8 +118,8 @@ def topic_relevance(kb: KnowledgeBase, question: str, hits: list[Passage], alter
         return None
     # a name as written, capitalised, and only its own words: "Alder Creek Water" is "Alder Creek" (its
     # documents write "water" too), and "the gas guy" keeps its "gas"
-    # capitals that say something: not a sentence's first letter, not "I"
-    cased = any(w[:1].isupper() and w != "I" and not re.search(r"(^|[.!?]\s*)$", question[:m.start()])
+    # capitals that say something: not a sentence's first letter, not "I", not an acronym ("UK", "ISA")
+    cased = any(w[:1].isupper() and not w.isupper() and not re.search(r"(^|[.!?]\s*)$", question[:m.start()])
                 for m in re.finditer(r"\S+", question) if (w := m.group()))
     rest = " ".join(w for w in question.split()
                     if not ((w[:1].isupper() or not cased) and (found := set(terms(w))) and found <= names))

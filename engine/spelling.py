@@ -35,7 +35,8 @@ STRUCK_LENGTH = 7  # a wrong letter only in a longer word: a six-letter word is 
 # a word, with a possessive after it ("Contsoo's"), or a plural in capitals ("RMDS"); not "WCHC", "401k",
 # "e-mail", "don't"
 _WORD = re.compile(r"(?<![\w'’-])(?:[A-Za-z][a-z]+|[A-Z]{2,}S)(?=(?:['’]s)?(?![\w'’-]))")
-_VOWELLESS_PLURAL = re.compile(r"[^aeiouy\W\d_]{2,}s")  # "rmds", "hsas" is not (the stemmer reads it)
+# "rmds" ("hsas" the stemmer reads; a three-letter one, "hrs", "mrs", "gps", is too often a word of its own)
+_VOWELLESS_PLURAL = re.compile(r"[^aeiouy\W\d_]{3,}s")
 
 
 @dataclass

@@ -254,8 +254,10 @@ def test_a_slip_of_the_keyboard_in_a_provider_s_name_is_read_as_the_name(kb_home
     assert corrected("Can I subnit it?", names)[1] == []  # not a name: left as written
     # a lower-case acronym plural is read as the singular the KB indexes; other vowel-less words stay
     assert corrected("when are rmds due? what about gps?", names)[1] == [("rmds", "rmd")]
+    hours = Lexicon(indexed={"hr", "mr", "gp"}.__contains__)  # (the second review) "hrs", "Mrs", "GPS" stay
+    assert corrected("How many hrs? Can Mrs Jones use GPS?", hours)[1] == []
     assert corrected("DO I TAKE RMDS? IS HARBOVRIEW OPEN?", names)[1] == [("RMDS", "RMD")]
-    assert corrected("x" * 999, names)[1] == []  # too long to be a name (and not slow)
+    assert corrected("x" * 999, names)[1] == []  # too long to be a name
     kb = open_snapshot(Context(home=str(kb_home)))
     sample = lexicon(kb)
     assert all(sample.english(w) for w in ("costs", "twins", "tanked", "tripled", "elects", "medicare"))
