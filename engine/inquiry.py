@@ -67,9 +67,9 @@ def detect_mode(question: str) -> str:
 # A greeting or a thank-you around the question ("Hi, ...", "Quick question: ...", "... Thanks!") and an
 # agent's frame ("A customer is asking: ..."): words the knowledge base never uses, so each one lowered the
 # share of the question an answer states (its confidence) and could send a well-answered question to
-# `uncertain`. They ask nothing; they come off.
-# A support role passing a question on (not "my spouse asked", "the IRS wants to know": their words are the
-# question's): generic roles of a caller, any KB.
+# `uncertain`. They ask nothing; they come off. An agent's frame is a support role passing the question on
+# (generic roles of a caller, any KB), not "my spouse asked" or "the IRS wants to know": their words are the
+# question's.
 _ROLE = (r"(?:(?:a|an|the|my|our|this|one)\s+)?(?:customer|caller|client|member|participant|user|policyholder|"
          r"account holder|tenant|resident|patient|student|passenger|employee|applicant|someone|somebody|person)")
 _OPENING = re.compile(

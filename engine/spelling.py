@@ -16,9 +16,10 @@ of the language, uncommon real words the KB lacks were rewritten ("incurable" ->
 -> "average", "deferral" -> "referral"), and the rewrite is what the answer echoes. A KB's names are few,
 long and unlike everyday words.
 
-An acronym's plural typed in lower case ("rmds", "iras" the stemmer handles) is read as its singular when the
-KB indexes the singular and not the plural: the analyser strips the "s" of "RMDs" only as written in
-capitals, and stripping it from every vowel-less word merged "GPS" with "GP".
+An acronym's plural of four letters or more typed in lower case or all capitals ("rmds", "RMDS"; "iras" the
+stemmer handles) is read as its singular when the KB indexes the singular and not the plural: the analyser
+strips the "s" of "RMDs" only as written so, and stripping it from every vowel-less word merged "GPS" with
+"GP" (a three-letter one, "hrs", "Mrs", "GPS", is too often a word of its own).
 """
 
 from __future__ import annotations
@@ -35,7 +36,6 @@ STRUCK_LENGTH = 7  # a wrong letter only in a longer word: a six-letter word is 
 # a word, with a possessive after it ("Contsoo's"), or a plural in capitals ("RMDS"); not "WCHC", "401k",
 # "e-mail", "don't"
 _WORD = re.compile(r"(?<![\w'’-])(?:[A-Za-z][a-z]+|[A-Z]{2,}S)(?=(?:['’]s)?(?![\w'’-]))")
-# "rmds" ("hsas" the stemmer reads; a three-letter one, "hrs", "mrs", "gps", is too often a word of its own)
 _VOWELLESS_PLURAL = re.compile(r"[^aeiouy\W\d_]{3,}s")
 
 

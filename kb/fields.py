@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 from datetime import date, datetime
 from typing import Any
 
-from .text import slug
+from .text import CURRENCY_SYMBOLS, slug
 
 DATA_TYPES = ("text", "currency", "date", "boolean", "number")
 TYPE_ALIASES = {"string": "text", "str": "text", "amount": "currency", "money": "currency", "dollars": "currency",
@@ -97,7 +97,6 @@ _FALSE = {"false", "no", "n", "0", "off"}
 _DATE_FORMATS = ("%Y-%m-%d", "%m/%d/%Y", "%m/%d/%y", "%d/%m/%Y", "%d.%m.%Y", "%Y/%m/%d", "%d %B %Y", "%d %b %Y",
                  "%B %d, %Y", "%B %d %Y", "%b %d, %Y", "%b %d %Y")
 # An amount as people write it in any currency: "$1,500", "€14,300", "£150", "AUD 40", "40 EUR", "US$ 12"
-_SYMBOLS = "$£€¥₹₩₽₺₪฿"
 
 
 def without_currency(text: str) -> str:
@@ -109,11 +108,11 @@ def without_currency(text: str) -> str:
         if head[:size].isalpha() and head[:size].isupper() and len(text) > size:
             text = text[size:].lstrip()
             break
-    if text[:1] in _SYMBOLS:
+    if text[:1] in CURRENCY_SYMBOLS:
         text = text[1:].lstrip()
     if len(text) > 3 and text[-3:].isalpha() and text[-3:].isupper():
         text = text[:-3].rstrip()  # "40 EUR"
-    if text[-1:] and text[-1] in _SYMBOLS:
+    if text[-1:] and text[-1] in CURRENCY_SYMBOLS:
         text = text[:-1].rstrip()  # "14,30 €"
     return text
 

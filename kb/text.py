@@ -24,6 +24,7 @@ _FENCE = re.compile(r"^(```|~~~)[^\n]*\n(.*?)^\1\s*$", re.MULTILINE | re.DOTALL)
 _IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")  # badges and images: nothing to read
 _LINK = re.compile(r"\[([^\]]+)\]\((?:[^)(]|\([^)]*\))*\)")  # [text](url) -> text
 _HTML_TAG = re.compile(r"</?[a-zA-Z][^>]{0,200}>")
+CURRENCY_SYMBOLS = "$£€¥₹₩₽₺₪฿"  # written before (or after) an amount: what answers read as money, fields strip
 BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")  # a list item's marker
 
 # bm25s's English stopwords (bm25s.stopwords.STOPWORDS_EN), copied: importing them imports bm25s and scipy
