@@ -61,8 +61,6 @@ QUESTION_TYPES: list[tuple[str, re.Pattern[str]]] = [(t, re.compile(p, re.IGNORE
                r"\b(do|does|will|would) (they|you|it|(the )?\w+) charge (me |us )?(anything|extra|a fee)\b"),
     ("count", r"\bhow many\b|\bhow (big|large|heavy|tall|wide)\b"),  # a number of units: "20 MB", "23 kg"
     # a number or address to reach or pay someone ("what's the bank's BSB number?", "what number do I call?"):
-    # answered by the code itself, not by a sentence about it
-    # a number or address to reach or pay someone ("what's the bank's BSB number?", "what number do I call?"):
     # answered by the code itself, not by a sentence about it. One particular code (the, my, the bank's...):
     # "what is a routing number?" asks what one is.
     ("identifier", r"\b(what|which)( is|'s|\u2019s| are|'re|s)?\s+(the|my|your|our|their|its|"
@@ -127,7 +125,8 @@ SENTENCE_TYPES: dict[str, re.Pattern[str]] = {t: re.compile(p, re.IGNORECASE) fo
         # a date or a range of years), an e-mail or web address, a bank identifier (a SWIFT/BIC code named as
         # one or with a digit, an IBAN), or one the answer masks ([PHONE]: the KB states it, the answer
         # withholds it)
-        r"(?<![\w$£€¥₹.,/-])(?!(19|20)\d\d[-\u2013](\d\d|(19|20)\d\d)\b)(?!\d{4}-\d\d-\d\d\b)"
+        r"(?<![\w.,/-])(?<![" + re.escape(CURRENCY_SYMBOLS) + r"])"
+        r"(?!(19|20)\d\d[-\u2013](\d\d|(19|20)\d\d)\b)(?!\d{4}-\d\d-\d\d\b)"
         r"(?!\d{1,2}[./]\d{1,2}[./]\d{2,4}\b)(?!\d{1,3}( \d{3})+(?![\d-]))(?=(\d[-\u2013. ]?){6})"
         r"\d{1,5}([-\u2013. ]\d{2,6}){1,4}"
         r"(?![\w%]|[.,]\d|\s*(%|per\b|a (year|month|week|day)\b|((business|calendar|working) )?(hours?|days?|"
