@@ -227,12 +227,21 @@ def test_a_greeting_a_thank_you_or_an_agent_s_frame_does_not_change_the_answer(k
                  "The plan says: you must be 55. Is that right?", "Hi-yield bonds in my 401k?",
                  # someone in the asker's story is no support role passing the question on (the review)
                  "My ex-wife asked, is she entitled to half?", "The IRS wants to know whether I filed.",
-                 "My spouse wants to know if she is the beneficiary."):
+                 "My spouse wants to know if she is the beneficiary.",
+                 # a quoted word or two, or a quote opened by an apostrophe, is the question's own
+                 'Is the "free" plan free?', '"Vested" means what?', "'Tis the season to roll over?"):
         assert without_pleasantries(kept) == kept
+    assert without_pleasantries('A customer asks: "Can I roll over?"') == "Can I roll over?"
+    assert without_pleasantries("\u2018Can\u2019t I roll over?\u2019") == "Can\u2019t I roll over?"
+    assert without_pleasantries('"Can I roll over"?') == "Can I roll over?"
+    assert without_pleasantries("Can I roll over?!") == "Can I roll over?"
     question = "I never told Acme when to send the money I'm forced to take out of my 401k this year. What happens?"
     plain = answer(question, home=kb_home)
     for dressed in (f"Hi, {question}", f"Quick question: {question}", f"{question} Thanks!",
-                    f"{question} Please help.", f"A customer is asking: {question}"):
+                    f"{question} Please help.", f"A customer is asking: {question}",
+                    # pasted in quotes, or with its marks doubled: MiniLM read the marks as words (a probe:
+                    # 17 of 552 answers changed decision or article, one answered question went out of scope)
+                    f'"{question}"', f"A customer asks: \u201c{question}\u201d", question.replace("?", "??")):
         got = answer(dressed, home=kb_home)
         assert (got["decision"], got["confidence"]) == (plain["decision"], plain["confidence"]), dressed
 
