@@ -76,14 +76,25 @@ _OPENING = re.compile(
     r"^(?:(?:hi|hello|hey|hiya|greetings|good (?:morning|afternoon|evening|day))(?: there| team| all| everyone"
     r"| folks)?(?![\w-])[\s,:;!?.\-\u2013\u2014]*|(?:quick|simple|short|one|a) question\s*[,:;!.\-\u2013\u2014]+\s*"
     r"|question\s*[:\-\u2013\u2014]+\s*"
+    # a forwarded e-mail's subject and a flag of urgency: "Re: ...", "URGENT: ...", "[urgent] ..."
+    r"|(?:re|fwd?)\s*:\s*|(?:urgent|asap|important)(?:\s*[:!]+|\s+[\-\u2013\u2014]+)\s*"
+    r"|[\[(](?:urgent|asap|important)[\])]\s*[:\-]?\s*"
     # an agent passing a question on: "A customer is asking: ...", "Caller wants to know whether ..."
     r"|" + _ROLE + r"\s+(?:is asking|asks|asked|wants to know|would like to know|wonders|is wondering|needs to know)"
     r"(?:\s*[:\-\u2013\u2014]+\s*|\s*,\s*|\s+(?=(?:if|whether)\b)))",
     re.IGNORECASE)
+# ... and what an e-mail or a phone appends: a sign-off with the sender's name ("Kind regards, Sam Taylor"),
+# "Sent from my iPhone", a smiley.
+_SIGN_OFF = (r"(?:thanks|thank you|thx|cheers|many thanks|(?:thanks|thank you) (?:so much|a lot|in advance)"
+             r"|(?:(?:kind|best|warm|warmest) )?regards|best wishes|best|sincerely|yours (?:sincerely|truly)"
+             r"|all the best|take care)")
 _CLOSING = re.compile(
-    r"(?<=[?.!,;\-\u2013\u2014])\s*(?:thanks|thank you|thx|cheers|many thanks|(?:thanks|thank you) (?:so much|a lot|"
-    r"in advance)|please (?:help|advise)|any help (?:is )?(?:much |greatly )?appreciated|appreciate (?:it|any help))"
-    r"[\s!.:)]*$", re.IGNORECASE)
+    r"(?<=[?.!,;\-\u2013\u2014])\s*(?:" + _SIGN_OFF + r"(?:\s*,?\s*(?-i:[A-Z][\w'\-]*(?:\s+[A-Z][\w'\-]*){0,2}))?"
+    r"|please (?:help|advise)|any help (?:is )?(?:much |greatly )?appreciated|appreciate (?:it|any help)"
+    r"|[:;]-?[()])[\s!.:)]*$", re.IGNORECASE)
+_DEVICE = re.compile(r"\s*\b(?:sent from my|get outlook for)\b[\w ]{1,30}$", re.IGNORECASE)
+# pictographs carry nothing a knowledge base states ("... for a while? \U0001F64F")
+_PICTOGRAPHS = re.compile("[\U0001F000-\U0001FAFF\u2600-\u27BF\u2B00-\u2BFF\uFE0F\u200D]+")
 
 
 # A question pasted in quotes ("A customer asks: "Can I ...?"") and a run of marks ("...??", "?!"): the
@@ -109,11 +120,13 @@ def unquoted(text: str) -> str:
 
 
 def without_pleasantries(question: str) -> str:
-    """The question without the greeting before it and the thanks after it, the quotes around it and runs
-    of marks in it (the whole question when nothing else would be left)."""
-    text = _MARK_RUN.sub(lambda m: "?" if "?" in m.group() else "!", question)
+    """The question without the greeting or subject line before it, the thanks, sign-off or device line
+    after it, the quotes around it, pictographs and runs of marks (the whole question when nothing else
+    would be left)."""
+    text = re.sub(r"\s+", " ", _PICTOGRAPHS.sub(" ", question)).strip()
+    text = _MARK_RUN.sub(lambda m: "?" if "?" in m.group() else "!", re.sub(r"(?:\.{2,}|\u2026)\s*\?", "?", text))
     while ((cut := _OPENING.sub("", text, count=1)) != text or (cut := _CLOSING.sub("", text, count=1)) != text
-           or (cut := unquoted(text)) != text):
+           or (cut := _DEVICE.sub("", text, count=1)) != text or (cut := unquoted(text)) != text):
         text = cut.strip()
     return text if len(text) >= MIN_QUESTION and text[:1] else question
 

@@ -235,13 +235,20 @@ def test_a_greeting_a_thank_you_or_an_agent_s_frame_does_not_change_the_answer(k
     assert without_pleasantries("\u2018Can\u2019t I roll over?\u2019") == "Can\u2019t I roll over?"
     assert without_pleasantries('"Can I roll over"?') == "Can I roll over?"
     assert without_pleasantries("Can I roll over?!") == "Can I roll over?"
+    assert without_pleasantries("Fwd: Re: can I roll over? Thanks! Best, Sam") == "can I roll over?"
+    for kept in ("Re-enrolment: how does it work?", "Urgent-care visits: are they covered?", "Which fund is best?",
+                 "Regards to the fee, is it refundable?"):
+        assert without_pleasantries(kept) == kept
     question = "I never told Acme when to send the money I'm forced to take out of my 401k this year. What happens?"
     plain = answer(question, home=kb_home)
     for dressed in (f"Hi, {question}", f"Quick question: {question}", f"{question} Thanks!",
                     f"{question} Please help.", f"A customer is asking: {question}",
                     # pasted in quotes, or with its marks doubled: MiniLM read the marks as words (a probe:
                     # 17 of 552 answers changed decision or article, one answered question went out of scope)
-                    f'"{question}"', f"A customer asks: \u201c{question}\u201d", question.replace("?", "??")):
+                    f'"{question}"', f"A customer asks: \u201c{question}\u201d", question.replace("?", "??"),
+                    # an e-mail or a phone's additions (a probe: 72 of 960 answers changed)
+                    f"Re: {question}", f"URGENT: {question}", f"{question} Kind regards, Sam Taylor",
+                    f"{question}\n\nThanks,\nSam", f"{question}\n\nSent from my iPhone", f"{question} \U0001F64F"):
         got = answer(dressed, home=kb_home)
         assert (got["decision"], got["confidence"]) == (plain["decision"], plain["confidence"]), dressed
 
