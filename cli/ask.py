@@ -108,7 +108,8 @@ def ask_field(f: dict[str, Any], skipped: set[str]) -> Any:
             print(f"  ? {value!r} matches {', '.join(found)}: type more of the name, or its number" if found
                   else f"  ? {value!r} is not one of the choices: type its number (1-{len(choices)}) or name")
             continue
-        ok, _, reason = validate_value(f.get("data_type", "text"), value)
+        words = f"{f.get('name', '')}: {f.get('description', '')}"  # what the field counts in
+        ok, _, reason = validate_value(f.get("data_type", "text"), value, words)
         if ok:
             return value
         print(f"  ? {reason}; try again")

@@ -85,6 +85,11 @@ class FieldSpec:
     choices: list[str] = field(default_factory=list)  # a facet to choose (record keeper, ...)
     sensitive: bool = False  # collected values are never echoed
 
+    @property
+    def words(self) -> str:
+        """What the field counts in, in its own words ("Years of service: completed years")."""
+        return f"{self.name}: {self.description}"
+
 
 @dataclass
 class ArticleCandidate:

@@ -390,7 +390,7 @@ def filled_fields(fields: list[FieldSpec], collected: dict[str, Any]) -> list[Fi
     """The fields the caller's data fills with a valid value (keys compared as normalised)."""
     given = {normalize_key(k): v for k, v in collected.items()}
     return [f for f in fields if normalize_key(f.key) in given
-            and validate_value(f.data_type, given[normalize_key(f.key)])[0]]
+            and validate_value(f.data_type, given[normalize_key(f.key)], f.words)[0]]
 
 
 def article_the_data_fits(kb: KnowledgeBase, tied: list[str], collected: dict[str, Any]) -> str | None:
@@ -494,7 +494,7 @@ def check_collected(fields: list[FieldSpec], collected: dict[str, Any],
         if f.sensitive and raw == SENSITIVE_PLACEHOLDER:  # validated before, then withheld from state
             accepted[f.key] = raw
             continue
-        ok, value, reason = validate_value(f.data_type, raw)
+        ok, value, reason = validate_value(f.data_type, raw, f.words)
         if ok and f.choices:
             value = match_choice(str(value), f.choices)
             ok = value is not None
@@ -517,7 +517,7 @@ def withhold_sensitive(fields: list[FieldSpec], collected: dict[str, Any]) -> di
         f = sensitive.get(normalize_key(key))
         if f is None:
             out[key] = value
-        elif value == SENSITIVE_PLACEHOLDER or validate_value(f.data_type, value)[0]:
+        elif value == SENSITIVE_PLACEHOLDER or validate_value(f.data_type, value, f.words)[0]:
             out[key] = SENSITIVE_PLACEHOLDER
     return out
 

@@ -91,11 +91,40 @@ def choice_matches(value: str, choices: list[str]) -> list[str]:
     return exact or [c for c in choices if normalize_key(c).startswith(wanted)]
 
 
-_TRUE = {"true", "yes", "y", "1", "on"}
-_FALSE = {"false", "no", "n", "0", "off"}
+_TRUE = {"true", "yes", "y", "1", "on", "yeah", "yep", "yup"}
+_FALSE = {"false", "no", "n", "0", "off", "nope", "nah"}
 # (US month-first before day-first: "03/04/2024" is March 4; "15/03/2024" can only be 15 March)
-_DATE_FORMATS = ("%Y-%m-%d", "%m/%d/%Y", "%m/%d/%y", "%d/%m/%Y", "%d.%m.%Y", "%Y/%m/%d", "%d %B %Y", "%d %b %Y",
-                 "%B %d, %Y", "%B %d %Y", "%b %d, %Y", "%b %d %Y")
+_DATE_FORMATS = ("%Y-%m-%d", "%m/%d/%Y", "%m/%d/%y", "%d/%m/%Y", "%d.%m.%Y", "%Y/%m/%d", "%Y.%m.%d", "%m-%d-%Y",
+                 "%d-%m-%Y", "%d %B %Y", "%d %b %Y", "%B %d %Y", "%b %d %Y")
+# A unit after a number ("3 years", "$500 per month") and the words it is written in
+_UNIT = re.compile(r"^(?P<figure>.*?\d)\s*(?:(?:per|a|an|/)\s*)?(?P<unit>[a-z]+)\.?$", re.IGNORECASE)
+_UNIT_WORDS = {"yr": "year", "yrs": "year", "mo": "month", "mos": "month", "mth": "month", "mths": "month",
+               "hr": "hour", "hrs": "hour", "wk": "week", "wks": "week", "min": "minute", "mins": "minute"}
+_MONEY_WORDS = {"dollar", "euro", "pound", "rupee", "yen", "franc", "krona", "krone", "rand", "peso", "buck"}
+
+
+def without_unit(text: str, unit: str) -> str | None:
+    """The figure of "3 years" when the field's own words (`unit`: its name and description) count in years,
+    of "1200 dollars" always; None when the unit is not the field's (18 "months" for a count of years is
+    not 18). Text without a unit is returned as it is."""
+    found = _UNIT.match(text.strip())
+    if found is None or found.group("unit").lower() == "k" or re.fullmatch(r"[A-Z]{3}", found.group("unit")):
+        return text  # "12.5k", "40 EUR": the figure's own suffix or currency code
+    word = found.group("unit").lower()
+    word = _UNIT_WORDS.get(word, word[:-1] if word.endswith("s") and len(word) > 3 else word)
+    if word in _MONEY_WORDS or (len(word) > 2 and word in unit.lower()):
+        return found.group("figure")
+    return None
+
+
+def date_text(text: str) -> str:
+    """A written date in the forms strptime reads: "March 3rd, 2026" -> "March 3 2026", "Sept. 3" -> "Sep 3",
+    "3-Mar-2026" -> "3 Mar 2026"."""
+    text = re.sub(r"(?<=\d)(?:st|nd|rd|th)\b", "", text, flags=re.IGNORECASE)
+    text = re.sub(r"\bsept\b", "Sep", re.sub(r"(?<=[a-z])\.", "", text, flags=re.IGNORECASE), flags=re.IGNORECASE)
+    if re.search(r"[a-z]", text, re.IGNORECASE):
+        text = text.replace("-", " ")
+    return re.sub(r"\s+", " ", text.replace(",", " ")).strip()
 # An amount as people write it in any currency: "$1,500", "€14,300", "£150", "AUD 40", "40 EUR", "US$ 12"
 
 
@@ -144,8 +173,10 @@ def decimal_point(text: str, data_type: str = "currency") -> str | None:
     return text
 
 
-def validate_value(data_type: str, value: Any) -> tuple[bool, Any, str]:
-    """Parse a collected value by its declared type: (ok, normalized value, reason if not ok)."""
+def validate_value(data_type: str, value: Any, unit: str = "") -> tuple[bool, Any, str]:
+    """Parse a collected value by its declared type: (ok, normalized value, reason if not ok). `unit` is the
+    field's own words (name and description): a figure given with a unit ("3 years") counts when the field
+    counts in it."""
     if value is None or (isinstance(value, str) and not value.strip()):
         return False, None, "no value given"
     if data_type in ("currency", "number"):
@@ -155,6 +186,9 @@ def validate_value(data_type: str, value: Any) -> tuple[bool, Any, str]:
             number = float(value)
         else:
             text = str(value).strip().replace("\u00a0", " ").replace("\u202f", " ")
+            if (bare := without_unit(text, unit)) is None:
+                return False, None, f"{value!r} is not in this field's unit: give the figure alone"
+            text = bare
             sign, text = ("-", text[1:].strip()) if text.startswith("-") else ("", text)  # "-$5": a negative sum
             text = re.sub(r"(?<=\d) (?=\d{3}\b)", "", without_currency(text))  # "14 300"
             multiplier = 1.0
@@ -178,7 +212,7 @@ def validate_value(data_type: str, value: Any) -> tuple[bool, Any, str]:
     if data_type == "boolean":
         if isinstance(value, bool):
             return True, value, ""
-        text = str(value).strip().lower()
+        text = str(value).strip().lower().rstrip(".! ")
         if text in _TRUE:
             return True, True, ""
         if text in _FALSE:
@@ -190,13 +224,15 @@ def validate_value(data_type: str, value: Any) -> tuple[bool, Any, str]:
         if isinstance(value, date):
             return True, value.isoformat(), ""
         text = str(value).strip()
+        try:  # a timestamp in ISO form ("2024-03-15T09:30:00"): its date
+            return True, datetime.fromisoformat(text).date().isoformat(), ""
+        except ValueError:
+            pass
+        text = date_text(text)
         for fmt in _DATE_FORMATS:
             try:
                 return True, datetime.strptime(text, fmt).date().isoformat(), ""
             except ValueError:
                 continue
-        try:  # a timestamp in ISO form ("2024-03-15T09:30:00"): its date
-            return True, datetime.fromisoformat(text).date().isoformat(), ""
-        except ValueError:
-            return False, None, f"{value!r} is not a date (use YYYY-MM-DD)"
+        return False, None, f"{value!r} is not a date (use YYYY-MM-DD)"
     return True, str(value).strip(), ""

@@ -63,6 +63,43 @@ def test_validate_value(data_type: str, value: object, ok: bool, normalized: obj
     assert (reason == "") is ok
 
 
+@pytest.mark.parametrize("data_type,value,ok,normalized", [
+    # how people answer a yes/no or date question (each was refused and asked again)
+    ("boolean", "Yes.", True, True), ("boolean", "yep", True, True), ("boolean", "Nope!", True, False),
+    ("boolean", "nah", True, False), ("boolean", "not sure", False, None),
+    ("date", "March 3rd, 2026", True, "2026-03-03"), ("date", "3rd March 2026", True, "2026-03-03"),
+    ("date", "Mar. 3, 2026", True, "2026-03-03"), ("date", "Sept 3, 2026", True, "2026-09-03"),
+    ("date", "3-Mar-2026", True, "2026-03-03"), ("date", "2026.03.05", True, "2026-03-05"),
+    ("date", "03-05-2026", True, "2026-03-05"), ("date", "1961-04-03T09:30:00", True, "1961-04-03"),
+    ("date", "3rd", False, None),
+])
+def test_validate_value_as_people_write_it(data_type: str, value: object, ok: bool, normalized: object) -> None:
+    got_ok, got, _ = validate_value(data_type, value)
+    assert got_ok is ok and got == normalized
+
+
+@pytest.mark.parametrize("words,value,ok,normalized", [
+    ("Years of service: Full years with the employer.", "16 years", True, 16.0),
+    ("Years of service: Full years with the employer.", "3 yrs", True, 3.0),
+    # a figure in another unit is not the field's figure: 18 months are not 18 years
+    ("Years of service: Full years with the employer.", "18 months", False, None),
+    ("Pet age at enrollment: Age in years when the policy started.", "6 months", False, None),
+    ("Number of panels: Panel count on the roof.", "24 panels", True, 24.0),
+    ("Beneficiary percentage: Share of each beneficiary.", "50 percent", True, 50.0),
+    ("Monthly rent: The rent.", "$1,400 per month", True, 1400.0),
+    ("Monthly rent: The rent.", "$1,400/month", True, 1400.0),
+    ("Annual income: Gross income.", "$5,000 a month", False, None),
+    ("Balance: The balance.", "1200 dollars", True, 1200.0),
+    ("Balance: The balance.", "14 300 EUR", True, 14300.0),
+])
+def test_a_figure_given_with_a_unit_counts_in_the_field_s_unit(words: str, value: str, ok: bool,
+                                                               normalized: object) -> None:
+    data_type = "currency" if any(w in words for w in ("rent", "income", "Balance")) else "number"
+    got_ok, got, reason = validate_value(data_type, value, words)
+    assert got_ok is ok and got == normalized
+    assert ok or "unit" in reason
+
+
 def test_collected_data_matching_is_case_and_punctuation_insensitive() -> None:
     assert normalize_key("Vested-Balance ") == normalize_key("vested_balance") == "vestedbalance"
     fields, _ = parse_required_data(
@@ -73,6 +110,12 @@ def test_collected_data_matching_is_case_and_punctuation_insensitive() -> None:
     assert missing == ["date_of_birth"]  # invalid value counts as missing, with a reason
     assert "not a date" in invalid["date_of_birth"]
     assert accepted == {"vested_balance": 1000.0}
+    # a field's own words say its unit: "16 years" is a count of years of service, "18 months" is not one
+    years, _ = parse_required_data("- Years of service (number, required, participant): Full years worked.\n")
+    spec = [FieldSpec(**years[0].as_dict(), group=years[0].group, article_id="doc")]
+    assert check_collected(spec, {"years_of_service": "16 years"})[2] == {"years_of_service": 16.0}
+    missing, invalid, _ = check_collected(spec, {"years_of_service": "18 months"})
+    assert missing == ["years_of_service"] and "unit" in invalid["years_of_service"]
 
 
 def test_field_lines_written_with_dashes_and_type_synonyms() -> None:
