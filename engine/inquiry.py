@@ -119,16 +119,32 @@ def unquoted(text: str) -> str:
     return inner + mark if mark and inner[-1:] not in ("?", ".", "!") else inner
 
 
+# A question typed without its mark ("Can I get a company car through Contoso") read as a statement: the
+# asking sentence went unseen and the embedding moved (a probe: 6 of 40 answers per set changed decision).
+_ASKING_START = re.compile(r"^(?:(?:on|in|at|for|from|to|by|with|under|after|before|until|during|of)\s+"
+                           r"(?=which|what|whom|whose|how)\b)?(?:what|when|where|who|whom|whose|which|why|how|can|"
+                           r"could|do|does|did|is|are|was|were|will|would|should|shall|may|might|must|has|have|am)\b",
+                           re.IGNORECASE)
+
+
+def with_its_mark(text: str) -> str:
+    """The question with a question mark when its last sentence starts as one and ends with no mark."""
+    last = re.split(r"(?<=[.!?])\s+", text)[-1]
+    ends_bare = text[-1:].isalnum() or text[-1:] == ")"
+    return text + "?" if ends_bare and _ASKING_START.match(last) else text
+
+
 def without_pleasantries(question: str) -> str:
     """The question without the greeting or subject line before it, the thanks, sign-off or device line
     after it, the quotes around it, pictographs and runs of marks (the whole question when nothing else
     would be left)."""
     text = re.sub(r"\s+", " ", _PICTOGRAPHS.sub(" ", question)).strip()
+    text = re.sub(r"(?<=\w)\u2019(?=\w)", "'", text)  # a phone's apostrophe ("can\u2019t") is the apostrophe
     text = _MARK_RUN.sub(lambda m: "?" if "?" in m.group() else "!", re.sub(r"(?:\.{2,}|\u2026)\s*\?", "?", text))
     while ((cut := _OPENING.sub("", text, count=1)) != text or (cut := _CLOSING.sub("", text, count=1)) != text
            or (cut := _DEVICE.sub("", text, count=1)) != text or (cut := unquoted(text)) != text):
         text = cut.strip()
-    return text if len(text) >= MIN_QUESTION and text[:1] else question
+    return with_its_mark(text) if len(text) >= MIN_QUESTION and text[:1] else question
 
 
 def minimum_max_tokens(ctx: Context) -> int:

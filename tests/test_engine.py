@@ -232,10 +232,15 @@ def test_a_greeting_a_thank_you_or_an_agent_s_frame_does_not_change_the_answer(k
                  'Is the "free" plan free?', '"Vested" means what?', "'Tis the season to roll over?"):
         assert without_pleasantries(kept) == kept
     assert without_pleasantries('A customer asks: "Can I roll over?"') == "Can I roll over?"
-    assert without_pleasantries("\u2018Can\u2019t I roll over?\u2019") == "Can\u2019t I roll over?"
+    assert without_pleasantries("\u2018Can\u2019t I roll over?\u2019") == "Can't I roll over?"
     assert without_pleasantries('"Can I roll over"?') == "Can I roll over?"
     assert without_pleasantries("Can I roll over?!") == "Can I roll over?"
     assert without_pleasantries("Fwd: Re: can I roll over? Thanks! Best, Sam") == "can I roll over?"
+    # a question typed without its mark is still asked; a phone's apostrophe is the apostrophe
+    assert without_pleasantries("I left in May. How much can I roll over") == "I left in May. How much can I roll over?"
+    assert without_pleasantries("On which days can I call") == "On which days can I call?"
+    assert without_pleasantries("Why can\u2019t I roll over") == "Why can't I roll over?"
+    assert without_pleasantries("Rollover rules") == "Rollover rules"
     for kept in ("Re-enrolment: how does it work?", "Urgent-care visits: are they covered?", "Which fund is best?",
                  "Regards to the fee, is it refundable?"):
         assert without_pleasantries(kept) == kept
@@ -248,7 +253,8 @@ def test_a_greeting_a_thank_you_or_an_agent_s_frame_does_not_change_the_answer(k
                     f'"{question}"', f"A customer asks: \u201c{question}\u201d", question.replace("?", "??"),
                     # an e-mail or a phone's additions (a probe: 72 of 960 answers changed)
                     f"Re: {question}", f"URGENT: {question}", f"{question} Kind regards, Sam Taylor",
-                    f"{question}\n\nThanks,\nSam", f"{question}\n\nSent from my iPhone", f"{question} \U0001F64F"):
+                    f"{question}\n\nThanks,\nSam", f"{question}\n\nSent from my iPhone", f"{question} \U0001F64F",
+                    question.rstrip("?"), question.replace("'", "\u2019")):
         got = answer(dressed, home=kb_home)
         assert (got["decision"], got["confidence"]) == (plain["decision"], plain["confidence"]), dressed
 
