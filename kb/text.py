@@ -39,7 +39,7 @@ STOPWORDS: frozenset[str] = frozenset(STOPWORDS_EN) | {"s", "t", "can", "will", 
                                                         "i", "me", "my", "you", "your", "we", "our", "how",
                                                         "what", "when", "where", "which", "who", "why",
                                                         "have", "has", "had", "having", "been", "being", "were",
-                                                        "am", "its", "also", "than", "so", "very", "just"} | {
+                                                        "am", "its", "also", "than", "so", "very", "just", "cannot"} | {
     # contractions, apostrophe dropped ("don't" -> "dont"): function words, never a subject a question asks
     # about. Not "id", "ill", "well", "shell", "wed", "lets": those are words too.
     "dont", "doesnt", "didnt", "cant", "couldnt", "wont", "wouldnt", "shouldnt", "isnt", "arent", "wasnt",

@@ -156,6 +156,9 @@ def test_a_contraction_is_never_a_subject_the_knowledge_base_lacks() -> None:
         assert subject in subject_words(question), question
     assert {"dont", "there", "what"}.isdisjoint(focus_terms(question, set(), "other"))
     assert "ill" in subject_words("My dog is ill.") and "id" in terms("Bring your photo id.")  # words too
+    # "cannot" is "can't" written out: the same question either way (a probe: "because I cannot travel" sent an
+    # answered question to `uncertain`, "because I can't travel" did not)
+    assert terms("Can I rename it because I cannot travel?") == terms("Can I rename it because I can't travel?")
 
 
 def test_the_unit_a_time_question_asks_in_is_not_its_subject() -> None:
