@@ -22,6 +22,10 @@ _PII = [
                                  r"\s+through\b)"), None),
     ("phone", re.compile(r"(?<!\d)(?:\+?1[ .-]?)?\(?\d{3}\)?[ .-]\d{3}[ .-]\d{4}(?!\d)"), "[PHONE]"),
     ("card_or_account", re.compile(r"(?<![\d$.,])\d{12,19}(?![\d.,])"), "[NUMBER]"),
+    # a card number as printed, in groups ("4111 1111 1111 1111", "3782 822463 10005"): masked when its
+    # check digit holds (Luhn), so four years in a row or a list of codes are not taken for one
+    ("card_or_account", re.compile(r"(?<![\d$.,-])(?:\d{4}(?:[ -]\d{4}){2,3}(?:[ -]\d{1,3})?|\d{4}[ -]\d{6}[ -]\d{4,5})"
+                                    r"(?![\d,]|[.-]\d)"), "luhn"),
 ]
 MASK_TOKEN = re.compile(r"\[(SSN|EMAIL|PHONE|NUMBER|ROUTING_NUMBER|ACCOUNT_NUMBER|DATE_OF_BIRTH)\]")
 
@@ -31,6 +35,10 @@ def mask_pii(text: str) -> tuple[str, list[str]]:
     kinds: list[str] = []
     for kind, pattern, replacement in _PII:
         def sub(m: re.Match[str], kind: str = kind, replacement: str | None = replacement) -> str:
+            if replacement == "luhn":
+                if not luhn(m.group()):
+                    return m.group()
+                replacement = "[NUMBER]"
             kinds.append(kind)
             if replacement is None:  # keep the label ("account number: "), mask the digits
                 return m.group(1) + "[" + kind.upper() + "]"
@@ -38,6 +46,13 @@ def mask_pii(text: str) -> tuple[str, list[str]]:
 
         text = pattern.sub(sub, text)
     return text, kinds
+
+
+def luhn(number: str) -> bool:
+    """The check digit of a payment card number holds."""
+    digits = [int(d) for d in number if d.isdigit()][::-1]
+    total = sum(d if i % 2 == 0 else (d * 2 - 9 if d > 4 else d * 2) for i, d in enumerate(digits))
+    return total % 10 == 0
 
 
 def masked(text: str) -> str:

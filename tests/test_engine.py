@@ -241,6 +241,11 @@ def test_a_greeting_a_thank_you_or_an_agent_s_frame_does_not_change_the_answer(k
     assert without_pleasantries("On which days can I call") == "On which days can I call?"
     assert without_pleasantries("Why can\u2019t I roll over") == "Why can't I roll over?"
     assert without_pleasantries("Rollover rules") == "Rollover rules"
+    from citewise.engine.inquiry import without_contact_lines
+    # data that is part of the question stays: a birth date for an RMD, the card a question is about
+    for kept in ("I was born on [DATE_OF_BIRTH]. Can I take an RMD?", "Why was my card [NUMBER] declined?",
+                 "My account number is [ACCOUNT_NUMBER] and I want to close it.", "This is urgent. Can I roll over?"):
+        assert without_contact_lines(kept) == kept
     for kept in ("Re-enrolment: how does it work?", "Urgent-care visits: are they covered?", "Which fund is best?",
                  "Regards to the fee, is it refundable?"):
         assert without_pleasantries(kept) == kept
@@ -254,7 +259,11 @@ def test_a_greeting_a_thank_you_or_an_agent_s_frame_does_not_change_the_answer(k
                     # an e-mail or a phone's additions (a probe: 72 of 960 answers changed)
                     f"Re: {question}", f"URGENT: {question}", f"{question} Kind regards, Sam Taylor",
                     f"{question}\n\nThanks,\nSam", f"{question}\n\nSent from my iPhone", f"{question} \U0001F64F",
-                    question.rstrip("?"), question.replace("'", "\u2019")):
+                    question.rstrip("?"), question.replace("'", "\u2019"),
+                    # contact or identity data given with the question (masked, it still moved the answer: a
+                    # probe changed 103 of 600 answers)
+                    f"My name is Sam Taylor. {question} My email is sam@example.com.",
+                    f"Call me on 555-123-4567. {question} (card 4111 1111 1111 1111)"):
         got = answer(dressed, home=kb_home)
         assert (got["decision"], got["confidence"]) == (plain["decision"], plain["confidence"]), dressed
 

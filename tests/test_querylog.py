@@ -53,7 +53,7 @@ def test_since_accepts_dates_times_and_durations() -> None:
 
 
 # --- every surface, once ----------------------------------------------------------------------------
-QUESTION = "How do I roll over my 401(k)? Reach me at jane.doe@example.com"
+QUESTION = "How do I roll over my 401(k)? Send the forms to jane.doe@example.com"
 
 
 def test_each_surface_writes_one_masked_row_per_answer(kb_home: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -74,7 +74,7 @@ def test_each_surface_writes_one_masked_row_per_answer(kb_home: Path, capsys: py
     assert ids == {"engine": by_engine["metadata"]["query_id"], "python": by_python["metadata"]["query_id"],
                    "graph": by_graph["metadata"]["query_id"], "cli": by_cli["metadata"]["query_id"]}
     for row in rows:
-        assert row["question"] == "How do I roll over my 401(k)? Reach me at [EMAIL]"
+        assert row["question"] == "How do I roll over my 401(k)? Send the forms to [EMAIL]"
         assert row["decision"] == by_python["decision"] and row["error"] is None and row["mode"] == "answer"
         assert row["cited"] == [c["chunk_id"] for c in by_python["citations"]]
         assert set(row["cited"]) <= set(row["retrieved"]) and len(row["retrieved"]) >= len(row["cited"]) > 0

@@ -408,8 +408,9 @@ def test_personal_data_never_at_rest_or_in_transit(kb_copy: Path, tmp_path: Path
 
     home = tmp_path / "home"
     ingest([kb_copy], home, progress=False)
-    question = (f"My SSN is {PII['ssn']}, email {PII['email']}, phone {PII['phone']}, {PII['account']}. "
-                "How do I roll over my 401(k)?")
+    # (a sentence of contact data alone comes off the question at intake; this one says more, so it is masked)
+    question = (f"My SSN is {PII['ssn']}, email {PII['email']}, phone {PII['phone']}, {PII['account']}, and I am "
+                "leaving Acme. How do I roll over my 401(k)?")
     with OpenAIStandIn() as llm:
         settings = {"llm_model": "standin-model", "llm_base_url": llm.base_url, "llm_required_fields": False}
         first = api.ask(question, home=home, interrupt_on_missing_data=True, **settings)
