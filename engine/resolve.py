@@ -12,6 +12,7 @@ article states none, no article governs: the question is about them, and they an
 from __future__ import annotations
 
 from dataclasses import replace
+from difflib import SequenceMatcher
 from typing import Any
 
 from ..config import Context
@@ -473,6 +474,19 @@ def facet_choice_field(facet: str, choices: list[str]) -> FieldSpec:
                      why_needed=f"The answer differs by {name}; each has its own article.", choices=choices)
 
 
+NEAR_KEY = 0.8  # difflib ratio of two normalised keys: a slip of a letter or two (not chosen on an eval set)
+
+
+def near_key(f: FieldSpec, given: list[str]) -> str | None:
+    """The caller's key that is a slip of `f`'s key or name, or its start ("loan amount" for
+    loan_amount_requested), if exactly one is."""
+    own = {normalize_key(f.key), normalize_key(f.name)}
+    near = [k for k in given if (n := normalize_key(k)) and (
+        any(SequenceMatcher(None, n, o).ratio() >= NEAR_KEY for o in own)
+        or any(o.startswith(n) and len(n) >= 6 for o in own))]
+    return near[0] if len(near) == 1 else None
+
+
 def check_collected(fields: list[FieldSpec], collected: dict[str, Any],
                     choices: dict[str, list[str]] | None = None) -> tuple[list[str], dict[str, str], dict[str, Any]]:
     """Missing required keys, reasons for invalid values, and the accepted values by field key.
@@ -485,11 +499,17 @@ def check_collected(fields: list[FieldSpec], collected: dict[str, Any],
     invalid: dict[str, str] = {}
     accepted: dict[str, Any] = {}
     wanted = [facet_choice_field(k, v) for k, v in (choices or {}).items()] + fields
+    known = {normalize_key(f.key) for f in wanted} | {normalize_key(f.name) for f in wanted}
+    strays = [k for k in collected if normalize_key(k) not in known]
     for f in wanted:
         raw = by_norm.get(normalize_key(f.key))
         if raw is None or (isinstance(raw, str) and not raw.strip()):
             if f.required:
                 missing.append(f.key)
+            if (near := near_key(f, strays)) is not None:
+                # a slip in a key ("vested balnce") is not guessed at, but said: asked again, the caller
+                # would not see why the value given was not taken
+                invalid[f.key] = masked(f"{near!r} is not a field here: give this value as {f.key!r}")
             continue
         if f.sensitive and raw == SENSITIVE_PLACEHOLDER:  # validated before, then withheld from state
             accepted[f.key] = raw

@@ -118,6 +118,22 @@ def test_collected_data_matching_is_case_and_punctuation_insensitive() -> None:
     assert missing == ["years_of_service"] and "unit" in invalid["years_of_service"]
 
 
+def test_a_slip_in_a_collected_key_is_said_not_guessed() -> None:
+    """"vested balnce" matched no field and was dropped without a word: the caller was asked for the vested
+    balance again and could not see why. It is still not taken (a key is never guessed), but the reason says
+    which key to use; a key of another article's data stays quiet."""
+    fields, _ = parse_required_data(
+        "- Vested balance (currency, required, plan): x\n"
+        "- Loan amount requested (currency, required, participant): y\n")
+    specs = [FieldSpec(**f.as_dict(), group=f.group, article_id="doc") for f in fields]
+    missing, invalid, accepted = check_collected(specs, {"vested balnce": "40000", "loan amount": "5000",
+                                                         "date_of_birth": "1961-04-03"})
+    assert missing == ["vested_balance", "loan_amount_requested"] and accepted == {}
+    assert "'vested balnce'" in invalid["vested_balance"] and "'vested_balance'" in invalid["vested_balance"]
+    assert "'loan amount'" in invalid["loan_amount_requested"]
+    assert not any("date_of_birth" in reason for reason in invalid.values())
+
+
 def test_field_lines_written_with_dashes_and_type_synonyms() -> None:
     fields, warnings = parse_required_data(
         "- **Loan amount** (amount, required, participant) — How much to borrow. Why: checked against limits.\n"
