@@ -77,9 +77,9 @@ _OPENING = re.compile(
     r"^(?:(?:hi|hello|hey|hiya|greetings|good (?:morning|afternoon|evening|day))(?: there| team| all| everyone"
     r"| folks)?(?![\w-])[\s,:;!?.\-\u2013\u2014]*|(?:quick|simple|short|one|a) question\s*[,:;!.\-\u2013\u2014]+\s*"
     r"|question\s*[:\-\u2013\u2014]+\s*"
-    # a forwarded e-mail's subject and a flag of urgency: "Re: ...", "URGENT: ...", "[urgent] ..."
-    r"|(?:re|fwd?)\s*:\s*|(?:urgent|asap|important)(?:\s*[:!]+|\s+[\-\u2013\u2014]+)\s*"
-    r"|[\[(](?:urgent|asap|important)[\])]\s*[:\-]?\s*"
+    # a forwarded e-mail's subject and a flag of urgency: "Re: ...", "URGENT: ...", "[urgent] ..." (not
+    # "urgent - care visits" or "(urgent) care": there the word is the question's)
+    r"|(?:re|fwd?)\s*:\s*|(?:urgent|asap|important)\s*[:!]+\s*|\[(?:urgent|asap|important)\]\s*[:\-]?\s*"
     # an agent passing a question on: "A customer is asking: ...", "Caller wants to know whether ..."
     r"|" + _ROLE + r"\s+(?:is asking|asks|asked|wants to know|would like to know|wonders|is wondering|needs to know)"
     r"(?:\s*[:\-\u2013\u2014]+\s*|\s*,\s*|\s+(?=(?:if|whether)\b)))",
@@ -93,9 +93,12 @@ _CLOSING = re.compile(
     r"(?<=[?.!,;\-\u2013\u2014])\s*(?:" + _SIGN_OFF + r"(?:\s*,?\s*(?-i:[A-Z][\w'\-]*(?:\s+[A-Z][\w'\-]*){0,2}))?"
     r"|please (?:help|advise)|any help (?:is )?(?:much |greatly )?appreciated|appreciate (?:it|any help)"
     r"|[:;]-?[()])[\s!.:)]*$", re.IGNORECASE)
-_DEVICE = re.compile(r"\s*\b(?:sent from my|get outlook for)\b[\w ]{1,30}$", re.IGNORECASE)
+# (as a phone writes it, capitalised: "is my bonus sent from my employer taxable" is a question)
+_DEVICE = re.compile(r"\s*\b(?:Sent from my|Get Outlook for)\b[\w ]{1,30}$")
 # pictographs carry nothing a knowledge base states ("... for a while? \U0001F64F")
-_PICTOGRAPHS = re.compile("[\U0001F000-\U0001FAFF\u2600-\u27BF\u2B00-\u2BFF\uFE0F\u200D]+")
+# (emoji only, with their joiners and variation selectors: "✓" or "☐" in a question can be its content, and a
+# joiner between letters of Indic scripts is spelling)
+_PICTOGRAPHS = re.compile("[\U0001F000-\U0001FAFF](?:[\u200D\uFE0F]*[\U0001F000-\U0001FAFF])*\uFE0F?")
 
 
 # A question pasted in quotes ("A customer asks: "Can I ...?"") and a run of marks ("...??", "?!"): the
@@ -124,14 +127,14 @@ def unquoted(text: str) -> str:
 # asking sentence went unseen and the embedding moved (a probe: 6 of 40 answers per set changed decision).
 _ASKING_START = re.compile(r"^(?:(?:on|in|at|for|from|to|by|with|under|after|before|until|during|of)\s+"
                            r"(?=which|what|whom|whose|how)\b)?(?:what|when|where|who|whom|whose|which|why|how|can|"
-                           r"could|do|does|did|is|are|was|were|will|would|should|shall|may|might|must|has|have|am)\b",
+                           r"could|do|does|did|is|are|was|were|will|would|should|shall|may|might|must|has|have|am)\b(?!['\u2019])",
                            re.IGNORECASE)
 
 
 def with_its_mark(text: str) -> str:
     """The question with a question mark when its last sentence starts as one and ends with no mark."""
     last = re.split(r"(?<=[.!?])\s+", text)[-1]
-    ends_bare = text[-1:].isalnum() or text[-1:] == ")"
+    ends_bare = text[-1:].isalnum() or (text[-1:] == ")" and "(" in text)  # "401(k)", not a smiley
     return text + "?" if ends_bare and _ASKING_START.match(last) else text
 
 
@@ -148,23 +151,25 @@ def without_pleasantries(question: str) -> str:
     return with_its_mark(text) if len(text) >= MIN_QUESTION and text[:1] else question
 
 
-# A sentence that only gives the asker's contact or identity data ("My email is [EMAIL].", "Call me on
-# [PHONE].", "(account [NUMBER])", "My name is Sam Taylor."): masked, it still moved the question's embedding and
-# focus (a probe: 103 of 600 answers changed decision or article). It asks nothing; it comes off after masking.
+# A sentence that only gives the asker's contact details ("My email is [EMAIL].", "Call me on [PHONE].", "My
+# name is Sam Taylor."): masked, it still moved the question's embedding and focus (a probe: 103 of 600
+# answers changed decision or article). It asks nothing; it comes off after masking. A card or account
+# number stays: "My card [NUMBER]. Why was it declined?" is about that card. A sentence that asks stays.
 _CONTACT_WORDS = frozenset(terms(
     "my name email e-mail address phone telephone number mobile cell call text reach contact me on at or and is "
-    "ssn social security account acct card no ref reference member id here via please"))
-_INTRODUCTION = re.compile(r"^(?:my name is|my name's|this is)\s+(?-i:[A-Z][\w'\-]*(?:\s+[A-Z][\w'\-]*){0,2})[.!,]?$",
+    "ssn social security here via please"))
+_CONTACT_TOKENS = re.compile(r"\[(?:EMAIL|PHONE|SSN)\]")
+_INTRODUCTION = re.compile(r"^(?:my name is|my name's)\s+(?-i:[A-Z][\w'\-]*(?:\s+[A-Z][\w'\-]*){0,2})[.!,]?$",
                            re.IGNORECASE)
 
 
 def without_contact_lines(question: str) -> str:
-    """The question without the sentences that only give contact or identity data (the whole question when
-    nothing else would be left)."""
-    sentences = re.split(r"(?<=[.!?)])\s+", question)
-    kept = [s for s in sentences
-            if not (MASK_TOKEN.search(s) and set(terms(MASK_TOKEN.sub(" ", s))) <= _CONTACT_WORDS)
-            and not _INTRODUCTION.match(s.strip())]
+    """The question without the sentences that only give contact details (the whole question when nothing
+    else would be left)."""
+    sentences = re.split(r"(?<=[.!?])\s+", question)
+    kept = [s for s in sentences if s.rstrip().endswith("?") or not (
+        (_CONTACT_TOKENS.search(s) and not MASK_TOKEN.sub(" ", _CONTACT_TOKENS.sub(" ", s)).count("[")
+        and set(terms(MASK_TOKEN.sub(" ", s))) <= _CONTACT_WORDS) or _INTRODUCTION.match(s.strip()))]
     text = " ".join(kept).strip()
     return text if len(text) >= MIN_QUESTION else question
 

@@ -21,11 +21,12 @@ _PII = [
                                  r"(?!,?\s+(?:or|and)\s+(?:later|earlier|before|after|older|younger)\b|"
                                  r"\s+through\b)"), None),
     ("phone", re.compile(r"(?<!\d)(?:\+?1[ .-]?)?\(?\d{3}\)?[ .-]\d{3}[ .-]\d{4}(?!\d)"), "[PHONE]"),
-    ("card_or_account", re.compile(r"(?<![\d$.,])\d{12,19}(?![\d.,])"), "[NUMBER]"),
-    # a card number as printed, in groups ("4111 1111 1111 1111", "3782 822463 10005"): masked when its
-    # check digit holds (Luhn), so four years in a row or a list of codes are not taken for one
-    ("card_or_account", re.compile(r"(?<![\d$.,-])(?:\d{4}(?:[ -]\d{4}){2,3}(?:[ -]\d{1,3})?|\d{4}[ -]\d{6}[ -]\d{4,5})"
-                                    r"(?![\d,]|[.-]\d)"), "luhn"),
+    ("card_or_account", re.compile(r"(?<![\d$.,])\d{12,19}(?!\d|[.,]\d)"), "[NUMBER]"),
+    # a card number as printed, in groups ("4111 1111 1111 1111", "3782 822463 10005"): masked when it reads
+    # as a card (first digit 2-6, the networks' ranges; its check digit holds, Luhn), so a run of years
+    # ("2017 2018 2019 2020") or codes ("1000 2000 3000 4000") is not taken for one
+    ("card_or_account", re.compile(r"(?<![\d$.,-])(?:[2-6]\d{3}(?:[ -]\d{4}){3}(?:[ -]\d{1,3})?|[2-6]\d{3}[ -]\d{6}[ -]"
+                                    r"\d{4,5})(?!\d|[.,-]\d)"), "luhn"),
 ]
 MASK_TOKEN = re.compile(r"\[(SSN|EMAIL|PHONE|NUMBER|ROUTING_NUMBER|ACCOUNT_NUMBER|DATE_OF_BIRTH)\]")
 
@@ -36,7 +37,7 @@ def mask_pii(text: str) -> tuple[str, list[str]]:
     for kind, pattern, replacement in _PII:
         def sub(m: re.Match[str], kind: str = kind, replacement: str | None = replacement) -> str:
             if replacement == "luhn":
-                if not luhn(m.group()):
+                if not luhn(m.group()) or all(re.fullmatch(r"(?:19|20)\d\d", g) for g in re.split(r"[ -]", m.group())):
                     return m.group()
                 replacement = "[NUMBER]"
             kinds.append(kind)

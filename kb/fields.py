@@ -97,22 +97,43 @@ _FALSE = {"false", "no", "n", "0", "off", "nope", "nah"}
 _DATE_FORMATS = ("%Y-%m-%d", "%m/%d/%Y", "%m/%d/%y", "%d/%m/%Y", "%d.%m.%Y", "%Y/%m/%d", "%Y.%m.%d", "%m-%d-%Y",
                  "%d-%m-%Y", "%d %B %Y", "%d %b %Y", "%B %d %Y", "%b %d %Y")
 # A unit after a number ("3 years", "$500 per month") and the words it is written in
-_UNIT = re.compile(r"^(?P<figure>.*?\d)\s*(?:(?:per|a|an|/)\s*)?(?P<unit>[a-z]+)\.?$", re.IGNORECASE)
+_UNIT = re.compile(r"^(?P<figure>.*?\d[kK]?)\s*(?:(?P<rate>(?:per|a|an|each|every)\b|/)\s*)?(?P<unit>[a-z]+)\.?$",
+                   re.IGNORECASE)
+# a unit as written -> the word a field's text would use for it
 _UNIT_WORDS = {"yr": "year", "yrs": "year", "mo": "month", "mos": "month", "mth": "month", "mths": "month",
-               "hr": "hour", "hrs": "hour", "wk": "week", "wks": "week", "min": "minute", "mins": "minute"}
+               "hr": "hour", "hrs": "hour", "wk": "week", "wks": "week", "min": "minute", "mins": "minute",
+               "annual": "year", "annually": "year", "annum": "year", "yearly": "year", "monthly": "month",
+               "weekly": "week", "daily": "day", "hourly": "hour", "pct": "percent", "percentage": "percent"}
 _MONEY_WORDS = {"dollar", "euro", "pound", "rupee", "yen", "franc", "krona", "krone", "rand", "peso", "buck"}
 
 
-def without_unit(text: str, unit: str) -> str | None:
+def unit_word(word: str) -> str:
+    """"years", "yrs", "yearly", "annual" -> "year"."""
+    word = word.lower()
+    return _UNIT_WORDS.get(word, word[:-1] if word.endswith("s") and len(word) > 3 else word)
+
+
+def without_unit(text: str, unit: str, data_type: str = "number") -> str | None:
     """The figure of "3 years" when the field's own words (`unit`: its name and description) count in years,
-    of "1200 dollars" always; None when the unit is not the field's (18 "months" for a count of years is
-    not 18). Text without a unit is returned as it is."""
+    of "1200 dollars" when the field is an amount; None when the unit is not the field's (18 "months" for a
+    count of years is not 18, nor is "$5,000 per month" a salary the field says is "per year, not per
+    month"). Words are compared whole ("day" is not in "daycare"). Text without a unit is returned as is."""
     found = _UNIT.match(text.strip())
-    if found is None or found.group("unit").lower() == "k" or re.fullmatch(r"[A-Z]{3}", found.group("unit")):
-        return text  # "12.5k", "40 EUR": the figure's own suffix or currency code
-    word = found.group("unit").lower()
-    word = _UNIT_WORDS.get(word, word[:-1] if word.endswith("s") and len(word) > 3 else word)
-    if word in _MONEY_WORDS or (len(word) > 2 and word in unit.lower()):
+    if found is None or found.group("unit").lower() == "k":
+        return text  # "12.5k": the figure's own suffix
+    if data_type == "currency" and re.fullmatch(r"[A-Z]{3}", found.group("unit")):
+        return text  # "40 EUR": a currency code
+    word = unit_word(found.group("unit"))
+    if data_type == "currency" and word in _MONEY_WORDS:
+        return found.group("figure")
+    own = re.findall(r"[a-z]+", unit.lower())
+    negated = {unit_word(w) for i, w in enumerate(own)
+               if (i and own[i - 1] in ("not", "no", "never")) or (i > 1 and own[i - 2] in ("not", "no", "never"))}
+    # "Hours per week" counts hours: "3 weeks" is not its figure, "40 per week" is
+    rates = {unit_word(w) for i, w in enumerate(own) if i and own[i - 1] in ("per", "a", "an", "each", "every")}
+    denominators = set() if found.group("rate") else rates - {unit_word(w) for w in own[:1]}
+    counted = {unit_word(w) for w in own} - negated - denominators
+    if len(word) > 2 and word in counted:
         return found.group("figure")
     return None
 
@@ -125,6 +146,8 @@ def date_text(text: str) -> str:
     if re.search(r"[a-z]", text, re.IGNORECASE):
         text = text.replace("-", " ")
     return re.sub(r"\s+", " ", text.replace(",", " ")).strip()
+
+
 # An amount as people write it in any currency: "$1,500", "€14,300", "£150", "AUD 40", "40 EUR", "US$ 12"
 
 
@@ -186,7 +209,7 @@ def validate_value(data_type: str, value: Any, unit: str = "") -> tuple[bool, An
             number = float(value)
         else:
             text = str(value).strip().replace("\u00a0", " ").replace("\u202f", " ")
-            if (bare := without_unit(text, unit)) is None:
+            if (bare := without_unit(text, unit, data_type)) is None:
                 return False, None, f"{value!r} is not in this field's unit: give the figure alone"
             text = bare
             sign, text = ("-", text[1:].strip()) if text.startswith("-") else ("", text)  # "-$5": a negative sum

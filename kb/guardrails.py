@@ -30,9 +30,11 @@ class Guardrails:
 
 
 def meaningful_phrase(phrase: str) -> bool:
-    from .text import STOPWORDS, words
+    """A phrase of stopwords alone would match every answer; a negation ("cannot", "can't") is a word a KB
+    may forbid, though its analysis drops it."""
+    from .text import NEGATIONS, STOPWORDS, words
 
-    return any(len(w) > 1 and w not in STOPWORDS for w in words(phrase))
+    return any(len(w) > 1 and (w not in STOPWORDS or w in NEGATIONS - {"no", "not", "nor"}) for w in words(phrase))
 
 
 def parse_guardrails(text: str) -> Guardrails:

@@ -102,6 +102,11 @@ def test_guardrail_rules() -> None:
     assert rules.never_say == ["guaranteed", "tax-free", "free money", "no risk"]
     assert rules.never == ["give personal tax advice; refer to a professional."]
     assert rules.always == ["mention the 60-day deadline for indirect rollovers."]
+    # a forbidden negation is a phrase the KB means, though the analyser drops it (the review: "cannot" became a
+    # stopword and `Never say: "cannot"` was dropped); a phrase of stopwords alone would match every answer
+    from citewise.kb.guardrails import meaningful_phrase
+
+    assert meaningful_phrase("cannot") and meaningful_phrase("can't") and not meaningful_phrase("it is")
 
 
 def test_always_rule_is_reflected_by_content_not_by_instruction_words() -> None:

@@ -244,10 +244,18 @@ def test_a_greeting_a_thank_you_or_an_agent_s_frame_does_not_change_the_answer(k
     from citewise.engine.inquiry import without_contact_lines
     # data that is part of the question stays: a birth date for an RMD, the card a question is about
     for kept in ("I was born on [DATE_OF_BIRTH]. Can I take an RMD?", "Why was my card [NUMBER] declined?",
-                 "My account number is [ACCOUNT_NUMBER] and I want to close it.", "This is urgent. Can I roll over?"):
+                 "My account number is [ACCOUNT_NUMBER] and I want to close it.", "This is urgent. Can I roll over?",
+                 # (the second review) a card the question is about, a sentence that asks, a name that is a subject
+                 "My card [NUMBER]. Why was it declined?", "Is my card [NUMBER]? Or the old one?",
+                 "Is my contact number [PHONE]? How do I reach you?", "This is Medicare. Does it cover dental?",
+                 "Can I move my 401(k) to account [ACCOUNT_NUMBER]?"):
         assert without_contact_lines(kept) == kept
     for kept in ("Re-enrolment: how does it work?", "Urgent-care visits: are they covered?", "Which fund is best?",
-                 "Regards to the fee, is it refundable?"):
+                 "Regards to the fee, is it refundable?",
+                 # (the second review) words a device line or a flag is made of, used as the question's own
+                 "Is my bonus sent from my employer taxable?", "Can I get Outlook for Mac on my work laptop?",
+                 "Urgent - care visits covered?", "(urgent) care covered?", "Is option \u2713 required?",
+                 "Do's and don'ts for rollovers", "Is it ok to say :-)"):
         assert without_pleasantries(kept) == kept
     question = "I never told Acme when to send the money I'm forced to take out of my 401k this year. What happens?"
     plain = answer(question, home=kb_home)
@@ -263,7 +271,7 @@ def test_a_greeting_a_thank_you_or_an_agent_s_frame_does_not_change_the_answer(k
                     # contact or identity data given with the question (masked, it still moved the answer: a
                     # probe changed 103 of 600 answers)
                     f"My name is Sam Taylor. {question} My email is sam@example.com.",
-                    f"Call me on 555-123-4567. {question} (card 4111 1111 1111 1111)"):
+                    f"Call me on 555-123-4567. {question} My SSN is 123-45-6789."):
         got = answer(dressed, home=kb_home)
         assert (got["decision"], got["confidence"]) == (plain["decision"], plain["confidence"]), dressed
 

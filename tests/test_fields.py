@@ -91,10 +91,21 @@ def test_validate_value_as_people_write_it(data_type: str, value: object, ok: bo
     ("Annual income: Gross income.", "$5,000 a month", False, None),
     ("Balance: The balance.", "1200 dollars", True, 1200.0),
     ("Balance: The balance.", "14 300 EUR", True, 14300.0),
+    # (the review) whole words, a rate's denominator, a unit the field rules out, money words for amounts only
+    ("Hours per week: Hours worked.", "3 weeks", False, None),
+    ("Hours per week: Hours worked.", "40 hours", True, 40.0),
+    ("Daycare cost: The weekly cost.", "$300 a day", False, None),
+    ("Salary: Gross pay per year, not per month.", "$5,000 per month", False, None),
+    ("Years of service: Full years (not months).", "18 months", False, None),
+    ("Years of service: Full years.", "18 MOS", False, None),
+    ("Years of service: Full years.", "50 dollars", False, None),
+    ("Annual income: Gross income.", "$60,000 a year", True, 60000.0),
+    ("Annual income: Gross income.", "$60k per year", True, 60000.0),
+    ("Monthly rent: The rent.", "$1,400 monthly", True, 1400.0),
 ])
 def test_a_figure_given_with_a_unit_counts_in_the_field_s_unit(words: str, value: str, ok: bool,
                                                                normalized: object) -> None:
-    data_type = "currency" if any(w in words for w in ("rent", "income", "Balance")) else "number"
+    data_type = "currency" if any(w in words for w in ("rent", "income", "Balance", "cost", "Salary")) else "number"
     got_ok, got, reason = validate_value(data_type, value, words)
     assert got_ok is ok and got == normalized
     assert ok or "unit" in reason
