@@ -77,6 +77,14 @@ _OPENING = re.compile(
     r"^(?:(?:hi|hello|hey|hiya|greetings|good (?:morning|afternoon|evening|day))(?: there| team| all| everyone"
     r"| folks)?(?![\w-])[\s,:;!?.\-\u2013\u2014]*|(?:quick|simple|short|one|a) question\s*[,:;!.\-\u2013\u2014]+\s*"
     r"|question\s*[:\-\u2013\u2014]+\s*"
+    # the asker's own frame and courtesies: "I was wondering, ...", "Can you tell me: ...", "I'd like to know
+    # whether ...", "Sorry to bother you. ...", "Hope you're well. ..."
+    r"|(?:i was |i'm |i am |just )?wondering(?:\s*[,:\-\u2013\u2014]+\s*|\s+(?=(?:if|whether)\b))"
+    r"|(?:can|could|would) you (?:please )?(?:tell me|let me know)(?:\s*[,:\-\u2013\u2014]+\s*|\s+(?=(?:if|whether)\b))"
+    r"|(?:please )?(?:tell me|let me know)\s*[,:\-\u2013\u2014]+\s*"
+    r"|i(?:'d| would) (?:like|love) to know(?:\s*[,:\-\u2013\u2014]+\s*|\s+(?=(?:if|whether)\b))"
+    r"|(?:sorry to (?:bother|trouble) you|(?:i )?hope (?:you're|you are|this finds you|all is)(?: doing)? well)"
+    r"\s*[,.!:;\-\u2013\u2014]+\s*"
     # a forwarded e-mail's subject and a flag of urgency: "Re: ...", "URGENT: ...", "[urgent] ..." (not
     # "urgent - care visits" or "(urgent) care": there the word is the question's)
     r"|(?:re|fwd?)\s*:\s*|(?:urgent|asap|important)\s*[:!]+\s*|\[(?:urgent|asap|important)\]\s*[:\-]?\s*"
@@ -153,8 +161,9 @@ def without_pleasantries(question: str) -> str:
 
 # A sentence that only gives the asker's contact details ("My email is [EMAIL].", "Call me on [PHONE].", "My
 # name is Sam Taylor."): masked, it still moved the question's embedding and focus (a probe: 103 of 600
-# answers changed decision or article). It asks nothing; it comes off after masking. A card or account
-# number stays: "My card [NUMBER]. Why was it declined?" is about that card. A sentence that asks stays.
+# answers changed decision or article). It asks nothing; it comes off after masking, as does a bracketed
+# reference "(account [NUMBER])". A card or account number in a sentence stays: "My card [NUMBER]. Why was it
+# declined?" is about that card. A sentence that asks stays.
 _CONTACT_WORDS = frozenset(terms(
     "my name email e-mail address phone telephone number mobile cell call text reach contact me on at or and is "
     "ssn social security here via please"))
@@ -163,10 +172,16 @@ _INTRODUCTION = re.compile(r"^(?:my name is|my name's)\s+(?-i:[A-Z][\w'\-]*(?:\s
                            re.IGNORECASE)
 
 
+# A reference in brackets ("(account [NUMBER])", "[ref: [NUMBER]]"): the masked number is all it says
+# after a sentence's mark (in one, the brackets can be the question's: "is it this card or (card [NUMBER])?")
+_REFERENCE = re.compile(r"(?:(?<=[.!?])|^)\s*[(\[](?:[a-z]+\s*){0,2}(?:no\.?|#)?\s*:?\s*\[[A-Z_]+\][)\]](?=\s|$)",
+                        re.IGNORECASE)
+
+
 def without_contact_lines(question: str) -> str:
-    """The question without the sentences that only give contact details (the whole question when nothing
-    else would be left)."""
-    sentences = re.split(r"(?<=[.!?])\s+", question)
+    """The question without the sentences that only give contact details and bracketed references to a
+    masked number (the whole question when nothing else would be left)."""
+    sentences = re.split(r"(?<=[.!?])\s+", _REFERENCE.sub("", question).strip())
     kept = [s for s in sentences if s.rstrip().endswith("?") or not (
         (_CONTACT_TOKENS.search(s) and not MASK_TOKEN.sub(" ", _CONTACT_TOKENS.sub(" ", s)).count("[")
         and set(terms(MASK_TOKEN.sub(" ", s))) <= _CONTACT_WORDS) or _INTRODUCTION.match(s.strip()))]

@@ -248,8 +248,11 @@ def test_a_greeting_a_thank_you_or_an_agent_s_frame_does_not_change_the_answer(k
                  # (the second review) a card the question is about, a sentence that asks, a name that is a subject
                  "My card [NUMBER]. Why was it declined?", "Is my card [NUMBER]? Or the old one?",
                  "Is my contact number [PHONE]? How do I reach you?", "This is Medicare. Does it cover dental?",
-                 "Can I move my 401(k) to account [ACCOUNT_NUMBER]?"):
+                 "Can I move my 401(k) to account [ACCOUNT_NUMBER]?", "Is it [NUMBER] or (card [NUMBER])?"):
         assert without_contact_lines(kept) == kept
+    assert without_pleasantries("I was wondering if the fee is refundable?") == "if the fee is refundable?"
+    for kept in ("I hope all is well with the plan?", "Can you tell me the fee?", "Tell me about loans"):
+        assert without_pleasantries(kept) == kept
     for kept in ("Re-enrolment: how does it work?", "Urgent-care visits: are they covered?", "Which fund is best?",
                  "Regards to the fee, is it refundable?",
                  # (the second review) words a device line or a flag is made of, used as the question's own
@@ -271,7 +274,11 @@ def test_a_greeting_a_thank_you_or_an_agent_s_frame_does_not_change_the_answer(k
                     # contact or identity data given with the question (masked, it still moved the answer: a
                     # probe changed 103 of 600 answers)
                     f"My name is Sam Taylor. {question} My email is sam@example.com.",
-                    f"Call me on 555-123-4567. {question} My SSN is 123-45-6789."):
+                    f"Call me on 555-123-4567. {question} My SSN is 123-45-6789.", f"{question} (account 123456789012)",
+                    # the asker's own frame and courtesies (a probe: 49 of 560 answers changed, now 14, all with an
+                    # added sentence of story, which is the question's)
+                    f"I was wondering, {question}", f"Can you tell me: {question}", f"Sorry to bother you. {question}",
+                    f"Hope you're well. {question}"):
         got = answer(dressed, home=kb_home)
         assert (got["decision"], got["confidence"]) == (plain["decision"], plain["confidence"]), dressed
 
