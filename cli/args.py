@@ -19,6 +19,19 @@ class Parser(argparse.ArgumentParser):
         raise SystemExit(EXIT_USAGE)
 
 
+STDIN_LIMIT = 64_000  # characters read for a question given as "-" (the question's own limit is checked later)
+
+
+def text_arg(value: str) -> str:
+    """A question given as "-" is read from standard input (`citewise ask - < question.txt`): a long or
+    multi-line question, or one with quotes a shell would eat."""
+    if value != "-":
+        return value
+    if sys.stdin is None or sys.stdin.isatty():
+        raise argparse.ArgumentTypeError('"-" reads the question from standard input: pipe it in')
+    return sys.stdin.read(STDIN_LIMIT + 1)
+
+
 def parse_value(raw: str) -> Any:
     try:
         return json.loads(raw)

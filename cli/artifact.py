@@ -14,7 +14,7 @@ from typing import Any
 
 from ..engine.artifact_types import ARTIFACT_TYPES
 from ..errors import InputError
-from .args import HOME_HELP, context_overrides, filters, pairs, print_json
+from .args import HOME_HELP, context_overrides, filters, pairs, print_json, text_arg
 
 
 def cmd_artifact(args: argparse.Namespace) -> int:
@@ -45,7 +45,8 @@ def cmd_artifact(args: argparse.Namespace) -> int:
 def register(sub: Any) -> None:
     p = sub.add_parser("artifact", help="build a cited checklist, workflow, call script, brief or blueprint")
     p.add_argument("type", choices=list(ARTIFACT_TYPES), help="the kind of artifact")
-    p.add_argument("subject", help='what it is about, e.g. "hardship withdrawal at Acme"')
+    p.add_argument("subject", type=text_arg,
+                   help='what it is about, e.g. "hardship withdrawal at Acme" ("-": read it from standard input)')
     p.add_argument("--out", metavar="FILE.md", help="write the Markdown to this file")
     p.add_argument("--json", action="store_true", help="print the full JSON result")
     p.add_argument("--home", help=HOME_HELP)

@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 from ..errors import CitewiseError, InputError
-from .args import HOME_HELP, context_overrides, filters, pairs, print_json
+from .args import HOME_HELP, context_overrides, filters, pairs, print_json, text_arg
 from .render import format_answer, format_required
 
 
@@ -218,7 +218,7 @@ def register(sub: Any) -> None:
     for name, func, help_text in (("ask", cmd_ask, "answer a question with citations"),
                                   ("required-data", cmd_required_data, "list the data to collect for an inquiry")):
         p = sub.add_parser(name, help=help_text)
-        p.add_argument("question")
+        p.add_argument("question", type=text_arg, help='the question ("-": read it from standard input)')
         p.add_argument("--home", help=HOME_HELP)
         p.add_argument("--filter", action="append", metavar="KEY=VALUE", help="metadata filter (repeatable)")
         p.add_argument("--filter-json", metavar="JSON", help="a full filter in Pinecone's filter language")

@@ -25,6 +25,19 @@ def test_ask_json_end_to_end_in_a_real_process(kb_home: Path) -> None:
     assert out["citations"] and out["metadata"]["context_tokens"] <= out["metadata"]["context_budget"]
 
 
+def test_a_question_given_as_a_dash_is_read_from_standard_input(kb_home: Path) -> None:
+    """A long or multi-line question (an e-mail pasted into a file) cannot go through a shell argument
+    intact: `citewise ask - < question.txt` reads it."""
+    question = "Hi team,\n\nHow do I roll over my 401(k)?\n\nThanks,\nSam\n"
+    proc = subprocess.run([sys.executable, "-m", "citewise.cli", "ask", "-", "--json", "--home", str(kb_home)],
+                          input=question, capture_output=True, text=True, env=ENV, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["citations"]
+    empty = subprocess.run([sys.executable, "-m", "citewise.cli", "ask", "-", "--home", str(kb_home)],
+                           input="", capture_output=True, text=True, env=ENV, timeout=300)
+    assert empty.returncode == 2 and "3-1000 characters" in empty.stderr and "Traceback" not in empty.stderr
+
+
 def test_the_command_exits_fast_but_keeps_its_output_log_row_and_exit_code(kb_home: Path, tmp_path: Path) -> None:
     """`citewise` skips the interpreter's teardown (cli.run): what a normal exit guarantees must hold anyway."""
     import sqlite3

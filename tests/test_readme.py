@@ -40,6 +40,7 @@ SKIPPED = [  # command pattern -> why it is not run here
     (r"^citewise eval (retrieval|peers) ", "ingests SciFact's 5,183 abstracts (minutes): BENCHMARKS.md reports it"),
     (r"path/to/|\[--", "a synopsis: placeholder paths and optional flags in brackets"),
     (r"\bplan\.pdf manual\.docx\b", "placeholder file names: tests/test_ingest_formats.py ingests real ones"),
+    (r"^citewise ask - .*< ", "reads a placeholder file from standard input: tests/test_cli.py pipes a question in"),
 ]
 README_PORT = "8123"
 
