@@ -25,7 +25,7 @@ from .access import UNRESTRICTED, Access, visible_facets
 from .artifact_types import ARTIFACT_TYPES
 from .assemble import minimum_context_tokens
 from .facets import combine_filters, facet_clause, facet_filter, universal_values
-from .privacy import MASK_TOKEN, mask_values, masked
+from .privacy import MASK_TOKEN, NUMBER_TOKEN, mask_values, masked
 from .records import DEFAULT_MAX_TOKENS, Inquiry
 from .spelling import Lexicon, corrected
 
@@ -104,9 +104,11 @@ _CLOSING = re.compile(
 # (as a phone writes it, capitalised: "is my bonus sent from my employer taxable" is a question)
 _DEVICE = re.compile(r"\s*\b(?:Sent from my|Get Outlook for)\b[\w ]{1,30}$")
 # pictographs carry nothing a knowledge base states ("... for a while? \U0001F64F")
-# (emoji only, with their joiners and variation selectors: "✓" or "☐" in a question can be its content, and a
-# joiner between letters of Indic scripts is spelling)
-_PICTOGRAPHS = re.compile("[\U0001F000-\U0001FAFF](?:[\u200D\uFE0F]*[\U0001F000-\U0001FAFF])*\uFE0F?")
+# (emoji, with their joiners and variation selectors; not the check marks and ballot boxes, "✓" or "☐" in a
+# question can be its content, nor a joiner between letters of Indic scripts, which is spelling)
+_EMOJI = ("\U0001F000-\U0001FAFF\u2600-\u260F\u2613-\u26FF\u2700-\u2712\u2715\u2716\u2719-\u27BF"
+          "\u2B50\u2B55\u2B06\u2B07\u2B05\u2B1B\u2B1C")
+_PICTOGRAPHS = re.compile(f"[{_EMOJI}](?:[\u200D\uFE0F]*[{_EMOJI}])*\uFE0F?")
 
 
 # A question pasted in quotes ("A customer asks: "Can I ...?"") and a run of marks ("...??", "?!"): the
@@ -135,7 +137,7 @@ def unquoted(text: str) -> str:
 # asking sentence went unseen and the embedding moved (a probe: 6 of 40 answers per set changed decision).
 _ASKING_START = re.compile(r"^(?:(?:on|in|at|for|from|to|by|with|under|after|before|until|during|of)\s+"
                            r"(?=which|what|whom|whose|how)\b)?(?:what|when|where|who|whom|whose|which|why|how|can|"
-                           r"could|do|does|did|is|are|was|were|will|would|should|shall|may|might|must|has|have|am)\b(?!['\u2019])",
+                           r"could|do(?!['\u2019]s)|does|did|is|are|was|were|will|would|should|shall|may|might|must|has|have|am)\b",
                            re.IGNORECASE)
 
 
@@ -172,10 +174,11 @@ _INTRODUCTION = re.compile(r"^(?:my name is|my name's)\s+(?-i:[A-Z][\w'\-]*(?:\s
                            re.IGNORECASE)
 
 
-# A reference in brackets ("(account [NUMBER])", "[ref: [NUMBER]]"): the masked number is all it says
-# after a sentence's mark (in one, the brackets can be the question's: "is it this card or (card [NUMBER])?")
-_REFERENCE = re.compile(r"(?:(?<=[.!?])|^)\s*[(\[](?:[a-z]+\s*){0,2}(?:no\.?|#)?\s*:?\s*\[[A-Z_]+\][)\]](?=\s|$)",
-                        re.IGNORECASE)
+# A reference in brackets at the very end, after the question's mark ("... ? (account [NUMBER])"): the
+# masked number is all it says (inside or before a sentence, the brackets can be the question's: "is it this
+# card or (card [NUMBER])?", "(card [NUMBER]) was declined. Why?")
+_REFERENCE = re.compile(r"(?<=[.!?])\s*[(\[](?i:[a-z]+\s*){0,2}(?i:no\.?|#)?\s*:?\s*(?:" + NUMBER_TOKEN.pattern
+                        + r")[)\]]\s*$")
 
 
 def without_contact_lines(question: str) -> str:

@@ -25,10 +25,12 @@ _PII = [
     # a card number as printed, in groups ("4111 1111 1111 1111", "3782 822463 10005"): masked when it reads
     # as a card (first digit 2-6, the networks' ranges; its check digit holds, Luhn), so a run of years
     # ("2017 2018 2019 2020") or codes ("1000 2000 3000 4000") is not taken for one
-    ("card_or_account", re.compile(r"(?<![\d$.,-])(?:[2-6]\d{3}(?:[ -]\d{4}){3}(?:[ -]\d{1,3})?|[2-6]\d{3}[ -]\d{6}[ -]"
-                                    r"\d{4,5})(?!\d|[.,-]\d)"), "luhn"),
+    # (13 to 19 digits: "4222 2222 2222 2", "3782 8224 6310 005", "4111 1111 1111 1111 123")
+    ("card_or_account", re.compile(r"(?<![\d$.,-])(?:[2-6]\d{3}[ -]\d{4}[ -]\d{4}[ -]\d{1,4}(?:[ -]\d{1,3})?"
+                                    r"|[2-6]\d{3}[ -]\d{6}[ -]\d{4,5})(?!\d|[.,-]\d)"), "luhn"),
 ]
 MASK_TOKEN = re.compile(r"\[(SSN|EMAIL|PHONE|NUMBER|ROUTING_NUMBER|ACCOUNT_NUMBER|DATE_OF_BIRTH)\]")
+NUMBER_TOKEN = re.compile(r"\[(?:NUMBER|ROUTING_NUMBER|ACCOUNT_NUMBER)\]")  # a masked card, account or routing number
 
 
 def mask_pii(text: str) -> tuple[str, list[str]]:

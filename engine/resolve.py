@@ -135,7 +135,9 @@ def resolve(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, collected: dict[s
                                           [f.key for f in fields], clock)
             fields += [replace(f, article_id=best.article_id) for f in extra]
             out.notes["model_fields"] = {"added": [f.key for f in extra], **notes}
-    missing, invalid, _ = check_collected(fields, collected, choices)
+    # (a key some article of the KB declares is that article's data, never a slip of this one's)
+    declared = {normalize_key(f["key"]) for doc in kb.docs.values() for f in doc.fields}
+    missing, invalid, _ = check_collected(fields, collected, choices, declared)
     out.collected = withhold_sensitive(fields, collected)
     out.article_id, out.title = best.article_id, best.title
     out.tied, out.choices, out.fields = tied, choices, fields
@@ -477,36 +479,46 @@ def facet_choice_field(facet: str, choices: list[str]) -> FieldSpec:
 NEAR_KEY = 0.8  # difflib ratio of two normalised keys: a slip of a letter or two (not chosen on an eval set)
 
 
-def near_key(f: FieldSpec, given: list[str]) -> str | None:
-    """The caller's key that is a slip of `f`'s key or name, or its start ("loan amount" for
-    loan_amount_requested), if exactly one is."""
-    own = {normalize_key(f.key), normalize_key(f.name)}
-    near = [k for k in given if (n := normalize_key(k)) and (
-        any(SequenceMatcher(None, n, o).ratio() >= NEAR_KEY for o in own)
-        or any(o.startswith(n) and len(n) >= 6 for o in own))]
-    return near[0] if len(near) == 1 else None
+def is_near(given: str, f: FieldSpec) -> bool:
+    """`given` (a normalised key) is a slip of `f`'s key or name, or its start ("loanamount")."""
+    for own in {normalize_key(f.key), normalize_key(f.name)}:
+        if own.startswith(given) and len(given) >= 6:
+            return True
+        match = SequenceMatcher(None, given, own)
+        if match.real_quick_ratio() >= NEAR_KEY and match.quick_ratio() >= NEAR_KEY and match.ratio() >= NEAR_KEY:
+            return True
+    return False
 
 
-def check_collected(fields: list[FieldSpec], collected: dict[str, Any],
-                    choices: dict[str, list[str]] | None = None) -> tuple[list[str], dict[str, str], dict[str, Any]]:
+def near_keys(fields: list[FieldSpec], strays: list[str]) -> dict[str, str]:
+    """field key -> the caller's key that is a slip of it, where the slip fits that one field alone (a key
+    near two fields, "beneficiary percentage" for primary and contingent, is no telling slip)."""
+    near = {k: [f.key for f in fields if is_near(normalize_key(k), f)] for k in strays if normalize_key(k)}
+    return {keys[0]: k for k, keys in near.items() if len(keys) == 1}
+
+
+def check_collected(fields: list[FieldSpec], collected: dict[str, Any], choices: dict[str, list[str]] | None = None,
+                    declared: set[str] | frozenset[str] = frozenset()
+                    ) -> tuple[list[str], dict[str, str], dict[str, Any]]:
     """Missing required keys, reasons for invalid values, and the accepted values by field key.
 
     Keys match case- and punctuation-insensitively; a value that does not parse as the field's type
-    (or is not one of a facet's choices) counts as missing, with the reason.
+    (or is not one of a facet's choices) counts as missing, with the reason. `declared`: the keys every
+    article of the KB declares (normalised), never read as a slip of one of these fields.
     """
     by_norm = {normalize_key(k): v for k, v in collected.items()}
     missing: list[str] = []
     invalid: dict[str, str] = {}
     accepted: dict[str, Any] = {}
     wanted = [facet_choice_field(k, v) for k, v in (choices or {}).items()] + fields
-    known = {normalize_key(f.key) for f in wanted} | {normalize_key(f.name) for f in wanted}
-    strays = [k for k in collected if normalize_key(k) not in known]
+    known = {normalize_key(f.key) for f in wanted} | {normalize_key(f.name) for f in wanted} | set(declared)
+    slips = near_keys(wanted, [k for k in collected if normalize_key(k) not in known])
     for f in wanted:
         raw = by_norm.get(normalize_key(f.key))
         if raw is None or (isinstance(raw, str) and not raw.strip()):
             if f.required:
                 missing.append(f.key)
-            if (near := near_key(f, strays)) is not None:
+            if (near := slips.get(f.key)) is not None:
                 # a slip in a key ("vested balnce") is not guessed at, but said: asked again, the caller
                 # would not see why the value given was not taken
                 invalid[f.key] = masked(f"{near!r} is not a field here: give this value as {f.key!r}")

@@ -96,14 +96,17 @@ _FALSE = {"false", "no", "n", "0", "off", "nope", "nah"}
 # (US month-first before day-first: "03/04/2024" is March 4; "15/03/2024" can only be 15 March)
 _DATE_FORMATS = ("%Y-%m-%d", "%m/%d/%Y", "%m/%d/%y", "%d/%m/%Y", "%d.%m.%Y", "%Y/%m/%d", "%Y.%m.%d", "%m-%d-%Y",
                  "%d-%m-%Y", "%d %B %Y", "%d %b %Y", "%B %d %Y", "%b %d %Y")
-# A unit after a number ("3 years", "$500 per month") and the words it is written in
-_UNIT = re.compile(r"^(?P<figure>.*?\d[kK]?)\s*(?:(?P<rate>(?:per|a|an|each|every)\b|/)\s*)?(?P<unit>[a-z]+)\.?$",
-                   re.IGNORECASE)
+# A unit after a number ("3 years", "$500 per month", "40 hours per week") and the words it is written in
+_RATE = r"(?:(?:per|a|an|each|every)\b|/)"
+_UNIT = re.compile(r"^(?P<figure>.*?\d[kK]?)\s*(?:(?P<rate>" + _RATE + r")\s*)?(?P<unit>[a-z]+)\.?"
+                   r"(?:\s*" + _RATE + r"\s*(?P<per>[a-z]+)\.?)?$", re.IGNORECASE)
 # a unit as written -> the word a field's text would use for it
 _UNIT_WORDS = {"yr": "year", "yrs": "year", "mo": "month", "mos": "month", "mth": "month", "mths": "month",
                "hr": "hour", "hrs": "hour", "wk": "week", "wks": "week", "min": "minute", "mins": "minute",
                "annual": "year", "annually": "year", "annum": "year", "yearly": "year", "monthly": "month",
                "weekly": "week", "daily": "day", "hourly": "hour", "pct": "percent", "percentage": "percent"}
+_RATE_WORDS = {"annual", "annually", "yearly", "monthly", "weekly", "daily", "hourly"}  # "weekly hours": per week
+_TIME_UNITS = {"second", "minute", "hour", "day", "week", "month", "year"}
 _MONEY_WORDS = {"dollar", "euro", "pound", "rupee", "yen", "franc", "krona", "krone", "rand", "peso", "buck"}
 
 
@@ -113,29 +116,50 @@ def unit_word(word: str) -> str:
     return _UNIT_WORDS.get(word, word[:-1] if word.endswith("s") and len(word) > 3 else word)
 
 
+def field_units(words: str) -> tuple[set[str], set[str]]:
+    """What a field counts and what it counts per, in its own words ("Name: description"): "Hours per week:
+    Hours worked, not overtime." counts hours per week. A word of the description after "not"/"no"/"never"
+    is ruled out; the name's words never are."""
+    name, _, description = words.partition(":")
+    counted: set[str] = set()
+    per: set[str] = set()
+    for part, is_name in ((name, True), (description, False)):
+        own = re.findall(r"[a-z]+", part.lower())
+        for i, w in enumerate(own):
+            before, unit = own[max(0, i - 2):i], unit_word(w)
+            if not is_name and any(b in ("not", "no", "never") for b in before):
+                continue
+            if w in _RATE_WORDS or before[-1:] in (["per"], ["every"]) or (
+                    before[-1:] in (["a"], ["an"], ["each"]) and unit in _TIME_UNITS):
+                per.add(unit)
+            else:
+                counted.add(unit)
+    return counted, per
+
+
 def without_unit(text: str, unit: str, data_type: str = "number") -> str | None:
-    """The figure of "3 years" when the field's own words (`unit`: its name and description) count in years,
-    of "1200 dollars" when the field is an amount; None when the unit is not the field's (18 "months" for a
-    count of years is not 18, nor is "$5,000 per month" a salary the field says is "per year, not per
-    month"). Words are compared whole ("day" is not in "daycare"). Text without a unit is returned as is."""
+    """The figure of "3 years" when the field's own words (`unit`: "Name: description") count in years, of
+    "$1,400 per month" when it is a monthly figure, of "1200 dollars" when it is an amount; None when the
+    unit is not the field's (18 "months" for a count of years is not 18, "3 weeks" no count of hours per
+    week, "$5,000 per month" no salary "per year, not per month"). Words are compared whole ("day" is not
+    in "daycare"). Text without a unit is returned as it is."""
     found = _UNIT.match(text.strip())
     if found is None or found.group("unit").lower() == "k":
         return text  # "12.5k": the figure's own suffix
     if data_type == "currency" and re.fullmatch(r"[A-Z]{3}", found.group("unit")):
         return text  # "40 EUR": a currency code
     word = unit_word(found.group("unit"))
-    if data_type == "currency" and word in _MONEY_WORDS:
+    if data_type == "currency" and word in _MONEY_WORDS and not found.group("per"):
         return found.group("figure")
-    own = re.findall(r"[a-z]+", unit.lower())
-    negated = {unit_word(w) for i, w in enumerate(own)
-               if (i and own[i - 1] in ("not", "no", "never")) or (i > 1 and own[i - 2] in ("not", "no", "never"))}
-    # "Hours per week" counts hours: "3 weeks" is not its figure, "40 per week" is
-    rates = {unit_word(w) for i, w in enumerate(own) if i and own[i - 1] in ("per", "a", "an", "each", "every")}
-    denominators = set() if found.group("rate") else rates - {unit_word(w) for w in own[:1]}
-    counted = {unit_word(w) for w in own} - negated - denominators
-    if len(word) > 2 and word in counted:
-        return found.group("figure")
-    return None
+    counted, per = field_units(unit)
+    if found.group("per"):  # "40 hours per week"
+        ok = (word in counted or (data_type == "currency" and word in _MONEY_WORDS)) \
+            and unit_word(found.group("per")) in per
+    elif found.group("rate") or found.group("unit").lower() in _RATE_WORDS:  # "$1,400 per month", "$1,400 monthly"
+        ok = word in per
+    else:  # "16 years"
+        ok = len(word) >= 2 and word in counted
+    return found.group("figure") if ok else None
 
 
 def date_text(text: str) -> str:

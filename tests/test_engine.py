@@ -241,6 +241,9 @@ def test_a_greeting_a_thank_you_or_an_agent_s_frame_does_not_change_the_answer(k
     assert without_pleasantries("On which days can I call") == "On which days can I call?"
     assert without_pleasantries("Why can\u2019t I roll over") == "Why can't I roll over?"
     assert without_pleasantries("Rollover rules") == "Rollover rules"
+    # (the second review) a contraction still asks; any emoji comes off, a check mark stays
+    assert without_pleasantries("What's the deadline") == "What's the deadline?"
+    assert without_pleasantries("Can I roll over? \u2728 Thanks!") == "Can I roll over?"
     from citewise.engine.inquiry import without_contact_lines
     # data that is part of the question stays: a birth date for an RMD, the card a question is about
     for kept in ("I was born on [DATE_OF_BIRTH]. Can I take an RMD?", "Why was my card [NUMBER] declined?",
@@ -248,7 +251,9 @@ def test_a_greeting_a_thank_you_or_an_agent_s_frame_does_not_change_the_answer(k
                  # (the second review) a card the question is about, a sentence that asks, a name that is a subject
                  "My card [NUMBER]. Why was it declined?", "Is my card [NUMBER]? Or the old one?",
                  "Is my contact number [PHONE]? How do I reach you?", "This is Medicare. Does it cover dental?",
-                 "Can I move my 401(k) to account [ACCOUNT_NUMBER]?", "Is it [NUMBER] or (card [NUMBER])?"):
+                 "Can I move my 401(k) to account [ACCOUNT_NUMBER]?", "Is it [NUMBER] or (card [NUMBER])?",
+                 "(card [NUMBER]) was declined. Why?", "Is it my card? (card [NUMBER]) or the old one?",
+                 "Can I take an RMD? (born [DATE_OF_BIRTH])", "Which plan covers me? (plan [b]) or (plan [c])?"):
         assert without_contact_lines(kept) == kept
     assert without_pleasantries("I was wondering if the fee is refundable?") == "if the fee is refundable?"
     for kept in ("I hope all is well with the plan?", "Can you tell me the fee?", "Tell me about loans"):

@@ -70,6 +70,9 @@ def test_support_score() -> None:
     ("card 5500-0000-0000-0004 was charged", "card_or_account", "card [NUMBER] was charged"),
     ("Amex 3782 822463 10005", "card_or_account", "Amex [NUMBER]"),
     ("My card 4111 1111 1111 1111, expiring 12/27", "card_or_account", "My card [NUMBER], expiring 12/27"),
+    # (the second review) cards of 13 to 15 digits printed in fours
+    ("amex 3782 8224 6310 005", "card_or_account", "amex [NUMBER]"),
+    ("visa 4222 2222 2222 2", "card_or_account", "visa [NUMBER]"),
 ])
 def test_personal_data_is_masked(text: str, kind: str, masked: str) -> None:
     out, kinds = mask_pii(text)
