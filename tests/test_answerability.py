@@ -444,6 +444,24 @@ def test_the_answer_leads_with_the_limit_a_deadline_question_asks_for() -> None:
     assert draft.sections[0].answer_components[0].startswith("Documents are due within 30 calendar days")
 
 
+def test_a_how_to_question_is_answered_by_the_command_not_the_description() -> None:
+    """"How do I kill a test that hangs?" was answered from documentation with what the plugin is ("it
+    terminates hanging tests") and not the command that does it: the sentence showing the code is the
+    answer's form, as a figure is a how-much question's."""
+    from citewise.engine.extractive import ExtractiveGenerator
+    from citewise.engine.generate import AnswerRequest
+    from citewise.engine.records import ContextChunk
+
+    text = ("Often the only sure way to interrupt a hanging test is by terminating the entire process.\n\n"
+            "This plugin will time each test and terminate it when it takes too long.\n\n"
+            "Now you can run the suite with a timeout in seconds, and any test that takes longer is stopped:\n"
+            "```\npytest --timeout=300\n```")
+    chunks = [ContextChunk("C1", "t#0", "t.md", "pytest-timeout", "content", "high", text)]
+    draft = ExtractiveGenerator().generate(AnswerRequest("How do I kill a test that hangs for too long?", "", chunks,
+                                                         "t.md", {}))
+    assert "--timeout=300" in draft.sections[0].answer_components[0]
+
+
 def test_an_eligibility_condition_is_given_with_the_others_of_its_list() -> None:
     """"I'm 58 and on SSDI. Can I get the discount?" matched the age-or-SSDI condition; the income limit the
     applicant must also meet was left out. An eligibility list's conditions all hold at once: quoting one
