@@ -87,7 +87,10 @@ _OPENING = re.compile(
     r"\s*[,.!:;\-\u2013\u2014]+\s*"
     # a forwarded e-mail's subject and a flag of urgency: "Re: ...", "URGENT: ...", "[urgent] ..." (not
     # "urgent - care visits" or "(urgent) care": there the word is the question's)
-    r"|(?:re|fwd?)\s*:\s*|(?:urgent|asap|important)\s*[:!]+\s*|\[(?:urgent|asap|important)\]\s*[:\-]?\s*"
+    r"|(?:re|fwd?)\s*:\s*|(?:urgent|asap|important)\s*[:!]+\s*"
+    r"|\[(?:urgent|asap|important|external|ext|re|fwd?)\]\s*[:\-]?\s*"
+    # a reply's quote marks and a Q&A form's label: "> ...", "Q: ..."
+    r"|(?:>\s*)+|q\s*:\s*"
     # an agent passing a question on: "A customer is asking: ...", "Caller wants to know whether ..."
     r"|" + _ROLE + r"\s+(?:is asking|asks|asked|wants to know|would like to know|wonders|is wondering|needs to know)"
     r"(?:\s*[:\-\u2013\u2014]+\s*|\s*,\s*|\s+(?=(?:if|whether)\b)))",
@@ -152,7 +155,8 @@ def without_pleasantries(question: str) -> str:
     """The question without the greeting or subject line before it, the thanks, sign-off or device line
     after it, the quotes around it, pictographs and runs of marks (the whole question when nothing else
     would be left)."""
-    text = re.sub(r"\s+", " ", _PICTOGRAPHS.sub(" ", question)).strip()
+    # (Markdown's strong emphasis, "**...**", marks no words of its own; "__init__" is a name)
+    text = re.sub(r"\s+", " ", _PICTOGRAPHS.sub(" ", question).replace("**", "")).strip()
     text = re.sub(r"(?<=\w)\u2019(?=\w)", "'", text)  # a phone's apostrophe ("can\u2019t") is the apostrophe
     text = _MARK_RUN.sub(lambda m: "?" if "?" in m.group() else "!", re.sub(r"(?:\.{2,}|\u2026)\s*\?", "?", text))
     while ((cut := _OPENING.sub("", text, count=1)) != text or (cut := _CLOSING.sub("", text, count=1)) != text

@@ -256,7 +256,9 @@ def test_a_greeting_a_thank_you_or_an_agent_s_frame_does_not_change_the_answer(k
                  "Can I take an RMD? (born [DATE_OF_BIRTH])", "Which plan covers me? (plan [b]) or (plan [c])?"):
         assert without_contact_lines(kept) == kept
     assert without_pleasantries("I was wondering if the fee is refundable?") == "if the fee is refundable?"
-    for kept in ("I hope all is well with the plan?", "Can you tell me the fee?", "Tell me about loans"):
+    for kept in ("I hope all is well with the plan?", "Can you tell me the fee?", "Tell me about loans",
+                 "Is the Q: field needed?", "Is x > y for loans?", "Can I call __init__ twice?",
+                 "What is the fee? - Acme"):
         assert without_pleasantries(kept) == kept
     for kept in ("Re-enrolment: how does it work?", "Urgent-care visits: are they covered?", "Which fund is best?",
                  "Regards to the fee, is it refundable?",
@@ -283,7 +285,9 @@ def test_a_greeting_a_thank_you_or_an_agent_s_frame_does_not_change_the_answer(k
                     # the asker's own frame and courtesies (a probe: 49 of 560 answers changed, now 14, all with an
                     # added sentence of story, which is the question's)
                     f"I was wondering, {question}", f"Can you tell me: {question}", f"Sorry to bother you. {question}",
-                    f"Hope you're well. {question}"):
+                    f"Hope you're well. {question}",
+                    # a Q&A label, a reply's quote mark, an e-mail tag, Markdown bold (a probe: 19 of 640 changed)
+                    f"Q: {question}", f"> {question}", f"[External] {question}", f"**{question}**"):
         got = answer(dressed, home=kb_home)
         assert (got["decision"], got["confidence"]) == (plain["decision"], plain["confidence"]), dressed
 
