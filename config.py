@@ -62,9 +62,8 @@ class Context:
         "Expand the question with the KB's synonyms.yaml (acronyms, everyday wording) for BM25."))
     correct_spelling: bool = field(default=True, metadata=_desc(
         "Read a word the KB never uses that is one slip of the keyboard from a provider's name as that name "
-        "('Contsoo' -> 'Contoso'), a lower-case acronym plural as its singular ('rmds'), and a name's initials in "
-        "capitals as the name ('NVEC' -> 'Northwind Valley Electric Cooperative'); the pairs are in the answer's "
-        "metadata.spelling."))
+        "('Contsoo' -> 'Contoso'), and a lower-case acronym plural as its singular ('rmds'); the pairs are in "
+        "the answer's metadata.spelling."))
     detect_facets: bool = field(default=True, metadata=_desc(
         "Detect record keeper / plan type / topic in the question and filter on them."))
     embedding_model: str = field(default="minilm", metadata=_op(

@@ -141,24 +141,6 @@ class FacetDetector:
         return {k: sorted(set(v)) for k, v in found.items()}
 
 
-def spelled_out(question: str, detector: FacetDetector,
-                visible: Callable[[dict[str, list[str]]], dict[str, list[str]]]) -> tuple[str, list[tuple[str, str]]]:
-    """The question with a name's initials ("NVEC") read as the name ("Northwind Valley Electric
-    Cooperative"), where the caller may see that name (`visible`), and the (as written, as read) pairs. The
-    initials name the provider, but as a search term they favour the few articles that also print them
-    ("the NVEC app") over the one that answers."""
-    pairs: list[tuple[str, str]] = []
-
-    def spell(found: re.Match[str]) -> str:
-        owner = detector.acronyms.get(found.group())
-        if owner is None or owner[1] not in visible({owner[0]: [owner[1]]}).get(owner[0], []):
-            return found.group()
-        pairs.append((found.group(), owner[1]))
-        return owner[1]
-
-    return _CAPITALS.sub(spell, question), pairs
-
-
 def term_precision_fn(kb: Any) -> Callable[[str, str, str], float]:
     """precision(stem, facet, value): share of the chunks containing the term that carry the value, among
     those that carry the facet at all. A plain document (no front matter) is about no value in

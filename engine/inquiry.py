@@ -24,7 +24,7 @@ from ..retrieval.snapshot import KnowledgeBase
 from .access import UNRESTRICTED, Access, visible_facets
 from .artifact_types import ARTIFACT_TYPES
 from .assemble import minimum_context_tokens
-from .facets import combine_filters, facet_clause, facet_filter, spelled_out, universal_values
+from .facets import combine_filters, facet_clause, facet_filter, universal_values
 from .privacy import MASK_TOKEN, NUMBER_TOKEN, mask_values, masked
 from .records import DEFAULT_MAX_TOKENS, Inquiry
 from .spelling import Lexicon, corrected
@@ -283,10 +283,6 @@ def understand(kb: KnowledgeBase, ctx: Context, raw: Mapping[str, Any], access: 
     inquiry.access = access.filter()
     if ctx.correct_spelling:
         inquiry.question, inquiry.corrections = corrected(inquiry.question, lexicon(kb))
-        if ctx.detect_facets:
-            inquiry.question, named = spelled_out(inquiry.question, kb.facet_detector,
-                                                  lambda found: visible_facets(kb, inquiry.access, found))
-            inquiry.corrections += named
     inquiry.expansions = kb.synonyms.expansions(inquiry.question) if ctx.expand_synonyms else []
     if ctx.detect_facets:
         detected = kb.facet_detector.detect(" ".join([inquiry.question, *inquiry.expansions]))

@@ -402,34 +402,3 @@ def test_plain_documents_do_not_dilute_a_brand_word() -> None:
     precision = term_precision_fn(kb)
     assert precision("meadowlark", "record_keeper", "Meadowlark Pet Health") == 1.0
     assert precision("meadowlark", "record_keeper", "PawSure") == 0.0
-
-
-def test_a_provider_s_initials_are_read_as_its_name(tmp_path: Path) -> None:
-    """"When does NVEC give me back my deposit?" named the provider by its initials, but as a search term the
-    initials favoured the article that prints them ("the NVEC app") over the one about deposits. They are
-    read as the name (metadata.spelling says so); a caller who may not see that provider keeps the letters."""
-    from citewise import api
-    from citewise.engine.facets import FacetDetector, spelled_out
-    from citewise.kb.ingest import ingest
-
-    src = tmp_path / "kb"
-    src.mkdir()
-    name = "Northwind Valley Electric Cooperative"
-    (src / "app.md").write_text(
-        f"---\nid: nvec-app\ntitle: Paperless billing in the NVEC app\nrecord_keeper: {name}\ntopic: billing\n---\n"
-        "## Business rules\n- Sign in to the NVEC app to turn on paperless bills.\n"
-        "- The NVEC app sends a notice when each bill is ready.\n- NVEC app bills can be paid by card.\n")
-    (src / "start.md").write_text(
-        f"---\nid: nvec-start\ntitle: Starting service with {name}\nrecord_keeper: {name}\ntopic: start\n---\n"
-        "## Business rules\n- A new member pays a deposit of two months' estimated bills.\n"
-        "- The deposit is credited to the account after 18 consecutive months of on-time payments.\n")
-    (src / "other.md").write_text(
-        "---\nid: fab-start\ntitle: Starting service with Fabrikam Gas\nrecord_keeper: Fabrikam Gas\ntopic: start\n"
-        "---\n## Business rules\n- Fabrikam Gas refunds a deposit after 12 months.\n")
-    ingest([src], tmp_path / "home", progress=False)
-    out = api.ask("When does NVEC give me back my deposit?", home=tmp_path / "home", confidence_threshold=0.0)
-    assert (out["article_reference"] or {}).get("article_id") == "nvec-start", out["decision"]
-    assert out["metadata"]["spelling"] == [["NVEC", name]]
-    detector = FacetDetector({"record_keeper": [name, "Fabrikam Gas"]})
-    assert spelled_out("When does NVEC pay?", detector, lambda found: {})[0] == "When does NVEC pay?"
-    assert spelled_out("what is nvec?", detector, lambda found: found) == ("what is nvec?", [])
