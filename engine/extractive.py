@@ -58,10 +58,20 @@ EXACT_BONUS = 0.15  # a sentence in the question's own terms (its unit, a deadli
 BAND_BONUS = TYPE_BONUS  # a sentence stating the band the question's quantity falls in: as telling as its type
 # A sentence with the caller's figures (two of them, or the only one: a rent and a day): as telling as its type
 CASE_BONUS = TYPE_BONUS
-# A "how do I ...?" answered in documentation: the sentence that shows the command or code is the answer's
+# A "how do I ...?" answered in documentation: the sentence that shows the command or call is the answer's
 # form, as a figure is a how-much question's. Chosen on dev: +1 (docs), nothing else moved, at 0.1 or 0.2.
 CODE_BONUS = TYPE_BONUS
-_SHOWS_CODE = re.compile(r"```|``[^`\n]+``|`[^`\n]+`")
+# code that does something: a command with a flag or a prompt ("pytest --timeout=300", "$ make"), a call
+# ("tqdm.write(...)"), an install; not a sample of data (a CSV's header) or a UI label in backticks
+_CODE_SPAN = re.compile(r"```[^\n]*\n(.*?)```|``([^`\n]+)``|`([^`\n]+)`", re.DOTALL)
+_DOES_SOMETHING = re.compile(r"(?:^|\s)--?[a-z]|^\s*[$>]\s|\w\(|\b(?:pip|npm|apt|brew|conda|cargo|go|make|git|"
+                             r"docker|curl|python|uv)\s+\w", re.MULTILINE | re.IGNORECASE)
+
+
+def shows_code(text: str) -> bool:
+    """The text shows a command or a call (in backticks or a fenced block)."""
+    return any(_DOES_SOMETHING.search(next(g for g in m.groups() if g is not None) or "")
+               for m in _CODE_SPAN.finditer(text))
 SOURCE_MARGIN = 0.15  # how much better another document's best sentence must be (chosen on dev)
 _WARNING_CUES = re.compile(
     r"\b(penalt(y|ies)|deadline|must|cannot|can't|may not|do not|don't|never|irrevocabl\w*|withh[oe]ld\w*|"
@@ -225,7 +235,7 @@ class ExtractiveGenerator:
                     typed += BAND_BONUS  # "6 hours late": the row of the narrowest band it falls in is the answer
                 if is_case:
                     typed += CASE_BONUS  # a worked example with the caller's own figures is the caller's case
-                if how and _SHOWS_CODE.search(output):
+                if how and shows_code(output):
                     typed += CODE_BONUS  # "run `pytest --timeout=300`" answers "how do I time out a test?"
                 prior = 0.15 * (float(c.score) - low) / spread + (0.10 if c.doc_id == request.article_id else 0.0)
                 out.append((0.45 * lexical + 0.45 * dense + typed + prior, order, output, c))

@@ -88,9 +88,9 @@ _OPENING = re.compile(
     # a forwarded e-mail's subject and a flag of urgency: "Re: ...", "URGENT: ...", "[urgent] ..." (not
     # "urgent - care visits" or "(urgent) care": there the word is the question's)
     r"|(?:re|fwd?)\s*:\s*|(?:urgent|asap|important)\s*[:!]+\s*"
-    r"|\[(?:urgent|asap|important|external|ext|re|fwd?)\]\s*[:\-]?\s*"
-    # a reply's quote marks and a Q&A form's label: "> ...", "Q: ..."
-    r"|(?:>\s*)+|q\s*:\s*"
+    r"|\[(?:urgent|asap|important|external|ext|re|fwd?)\](?=\s)\s*[:\-]?\s*"
+    # a Q&A form's label: "Q: ..." (a reply's quote marks come off each line in `validate`)
+    r"|q\s*:\s*"
     # an agent passing a question on: "A customer is asking: ...", "Caller wants to know whether ..."
     r"|" + _ROLE + r"\s+(?:is asking|asks|asked|wants to know|would like to know|wonders|is wondering|needs to know)"
     r"(?:\s*[:\-\u2013\u2014]+\s*|\s*,\s*|\s+(?=(?:if|whether)\b)))",
@@ -121,6 +121,9 @@ _PICTOGRAPHS = re.compile(f"[{_EMOJI}](?:[\u200D\uFE0F]*[{_EMOJI}])*\uFE0F?")
 # apostrophe is none).
 _QUOTES = {'"': '"', "\u201c": "\u201d", "\u201e": "\u201c", "'": "'", "\u2018": "\u2019", "\u00ab": "\u00bb"}
 _MARK_RUN = re.compile(r"[?!]{2,}")
+_BOLD = re.compile(r"(?<![\w*])\*\*(?=\S)([^*]+?)(?<=\S)\*\*(?![\w*])")
+# A reply's quote marks at the start of each line ("> Hi team,\n> How do I ...?"), not a comparison ("> 50 staff")
+_REPLY_MARKS = re.compile(r"(?m)^[ \t]*(?:>(?![ \t]*[\d=])[ \t]?)+")
 
 
 def unquoted(text: str) -> str:
@@ -155,8 +158,8 @@ def without_pleasantries(question: str) -> str:
     """The question without the greeting or subject line before it, the thanks, sign-off or device line
     after it, the quotes around it, pictographs and runs of marks (the whole question when nothing else
     would be left)."""
-    # (Markdown's strong emphasis, "**...**", marks no words of its own; "__init__" is a name)
-    text = re.sub(r"\s+", " ", _PICTOGRAPHS.sub(" ", question).replace("**", "")).strip()
+    # (Markdown's strong emphasis, "**...**", marks no words of its own; "2**10", "**kwargs", "__init__" are code)
+    text = re.sub(r"\s+", " ", _BOLD.sub(r"\1", _PICTOGRAPHS.sub(" ", question))).strip()
     text = re.sub(r"(?<=\w)\u2019(?=\w)", "'", text)  # a phone's apostrophe ("can\u2019t") is the apostrophe
     text = _MARK_RUN.sub(lambda m: "?" if "?" in m.group() else "!", re.sub(r"(?:\.{2,}|\u2026)\s*\?", "?", text))
     while ((cut := _OPENING.sub("", text, count=1)) != text or (cut := _CLOSING.sub("", text, count=1)) != text
@@ -213,7 +216,7 @@ def validate(raw: Mapping[str, Any], ctx: Context) -> Inquiry:
     if not isinstance(question, str):
         raise InputError("question must be a string")
     check_text(question, "question")
-    question = re.sub(r"\s+", " ", question).strip()
+    question = re.sub(r"\s+", " ", _REPLY_MARKS.sub("", question)).strip()
     if not MIN_QUESTION <= len(question) <= MAX_QUESTION:
         raise InputError(f"question must be {MIN_QUESTION}-{MAX_QUESTION} characters after trimming "
                          f"(got {len(question)})")

@@ -26,8 +26,9 @@ _PII = [
     # as a card (first digit 2-6, the networks' ranges; its check digit holds, Luhn), so a run of years
     # ("2017 2018 2019 2020") or codes ("1000 2000 3000 4000") is not taken for one
     # (13 to 19 digits: "4222 2222 2222 2", "3782 8224 6310 005", "4111 1111 1111 1111 123")
-    ("card_or_account", re.compile(r"(?<![\d$.,-])(?:[2-6]\d{3}[ -]\d{4}[ -]\d{4}[ -]\d{1,4}(?:[ -]\d{1,3})?"
-                                    r"|[2-6]\d{3}[ -]\d{6}[ -]\d{4,5})(?!\d|[.,-]\d)"), "luhn"),
+    ("card_or_account", re.compile(r"(?<![\d$.,-])(?:[2-6]\d{3}[ \u00a0-]\d{4}[ \u00a0-]\d{4}[ \u00a0-]\d{1,4}"
+                                    r"(?:[ \u00a0-]\d{1,3})?|[2-6]\d{3}[ \u00a0-]\d{6}[ \u00a0-]\d{4,5})"
+                                    r"(?!\d|[.,-]\d)"), "luhn"),
 ]
 MASK_TOKEN = re.compile(r"\[(SSN|EMAIL|PHONE|NUMBER|ROUTING_NUMBER|ACCOUNT_NUMBER|DATE_OF_BIRTH)\]")
 NUMBER_TOKEN = re.compile(r"\[(?:NUMBER|ROUTING_NUMBER|ACCOUNT_NUMBER)\]")  # a masked card, account or routing number
@@ -39,9 +40,7 @@ def mask_pii(text: str) -> tuple[str, list[str]]:
     for kind, pattern, replacement in _PII:
         def sub(m: re.Match[str], kind: str = kind, replacement: str | None = replacement) -> str:
             if replacement == "luhn":
-                if not luhn(m.group()) or all(re.fullmatch(r"(?:19|20)\d\d", g) for g in re.split(r"[ -]", m.group())):
-                    return m.group()
-                replacement = "[NUMBER]"
+                return card_masked(m.group(), kinds)
             kinds.append(kind)
             if replacement is None:  # keep the label ("account number: "), mask the digits
                 return m.group(1) + "[" + kind.upper() + "]"
@@ -49,6 +48,21 @@ def mask_pii(text: str) -> tuple[str, list[str]]:
 
         text = pattern.sub(sub, text)
     return text, kinds
+
+
+def card_masked(found: str, kinds: list[str]) -> str:
+    """A grouped card number masked when it reads as one: its check digit holds, and it is no run of years.
+    The last group may be the expiry's or the code's digits that follow the card ("4111 ... 1111 12/27"):
+    then the card is the groups before it."""
+    groups = re.split(r"([ \u00a0-])", found)
+    for end in (len(groups), len(groups) - 2):
+        number = "".join(groups[:end])
+        digits = sum(ch.isdigit() for ch in number)
+        if end > 0 and digits >= 13 and luhn(number) and not all(
+                re.fullmatch(r"(?:19|20)\d\d", g) for g in groups[:end:2]):
+            kinds.append("card_or_account")
+            return "[NUMBER]" + "".join(groups[end:])
+    return found
 
 
 def luhn(number: str) -> bool:

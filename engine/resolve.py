@@ -484,8 +484,9 @@ def is_near(given: str, f: FieldSpec) -> bool:
     for own in {normalize_key(f.key), normalize_key(f.name)}:
         if own.startswith(given) and len(given) >= 6:
             return True
+        # a slip changes a letter or two, not the length ("date_of_birth" is no slip of "pet_date_of_birth")
         match = SequenceMatcher(None, given, own)
-        if match.real_quick_ratio() >= NEAR_KEY and match.quick_ratio() >= NEAR_KEY and match.ratio() >= NEAR_KEY:
+        if abs(len(given) - len(own)) <= 2 and match.quick_ratio() >= NEAR_KEY and match.ratio() >= NEAR_KEY:
             return True
     return False
 

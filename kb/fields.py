@@ -98,16 +98,24 @@ _DATE_FORMATS = ("%Y-%m-%d", "%m/%d/%Y", "%m/%d/%y", "%d/%m/%Y", "%d.%m.%Y", "%Y
                  "%d-%m-%Y", "%d %B %Y", "%d %b %Y", "%B %d %Y", "%b %d %Y")
 # A unit after a number ("3 years", "$500 per month", "40 hours per week") and the words it is written in
 _RATE = r"(?:(?:per|a|an|each|every)\b|/)"
-_UNIT = re.compile(r"^(?P<figure>.*?\d[kK]?)\s*(?:(?P<rate>" + _RATE + r")\s*)?(?P<unit>[a-z]+)\.?"
+_UNIT = re.compile(r"^(?P<figure>.*?\d(?:[kK](?![a-zA-Z]))?)\s*(?:(?P<rate>" + _RATE + r")\s*)?(?P<unit>[a-z]+)\.?"
                    r"(?:\s*" + _RATE + r"\s*(?P<per>[a-z]+)\.?)?$", re.IGNORECASE)
 # a unit as written -> the word a field's text would use for it
 _UNIT_WORDS = {"yr": "year", "yrs": "year", "mo": "month", "mos": "month", "mth": "month", "mths": "month",
-               "hr": "hour", "hrs": "hour", "wk": "week", "wks": "week", "min": "minute", "mins": "minute",
-               "annual": "year", "annually": "year", "annum": "year", "yearly": "year", "monthly": "month",
-               "weekly": "week", "daily": "day", "hourly": "hour", "pct": "percent", "percentage": "percent"}
-_RATE_WORDS = {"annual", "annually", "yearly", "monthly", "weekly", "daily", "hourly"}  # "weekly hours": per week
-_TIME_UNITS = {"second", "minute", "hour", "day", "week", "month", "year"}
-_MONEY_WORDS = {"dollar", "euro", "pound", "rupee", "yen", "franc", "krona", "krone", "rand", "peso", "buck"}
+               "hr": "hour", "hrs": "hour", "h": "hour", "wk": "week", "wks": "week", "min": "minute",
+               "mins": "minute", "annual": "year", "annually": "year", "annum": "year", "yearly": "year",
+               "monthly": "month", "weekly": "week", "daily": "day", "hourly": "hour", "quarterly": "quarter",
+               "pct": "percent", "percentage": "percent", "lb": "pound", "lbs": "pound", "kgs": "kg",
+               "kilo": "kg", "kilos": "kg", "kilogram": "kg", "kilometre": "km", "kilometer": "km"}
+_RATE_WORDS = {"annual", "annually", "yearly", "monthly", "weekly", "daily", "hourly", "quarterly"}
+_TIME_UNITS = {"second", "minute", "hour", "day", "week", "month", "quarter", "year"}
+# money words and codes by currency: a figure in another currency is not the field's (a euro field's "40 USD")
+_CURRENCIES = {"dollar": {"dollar", "buck", "usd", "aud", "cad", "nzd", "sgd", "hkd", "$"},
+               "euro": {"euro", "eur", "\u20ac"}, "pound": {"pound", "gbp", "\u00a3", "quid"},
+               "rupee": {"rupee", "inr", "\u20b9"}, "yen": {"yen", "jpy", "\u00a5"},
+               "franc": {"franc", "chf"}, "krona": {"krona", "krone", "sek", "nok", "dkk"},
+               "rand": {"rand", "zar"}, "peso": {"peso", "mxn"}}
+_MONEY = {marker: currency for currency, markers in _CURRENCIES.items() for marker in markers}
 
 
 def unit_word(word: str) -> str:
@@ -119,44 +127,55 @@ def unit_word(word: str) -> str:
 def field_units(words: str) -> tuple[set[str], set[str]]:
     """What a field counts and what it counts per, in its own words ("Name: description"): "Hours per week:
     Hours worked, not overtime." counts hours per week. A word of the description after "not"/"no"/"never"
-    is ruled out; the name's words never are."""
+    is ruled out (the name's words never are); a unit after a number ("in the last 12 months") or after
+    "per"/"every"/"each" ("in each plan year") says over what, not in what."""
     name, _, description = words.partition(":")
     counted: set[str] = set()
     per: set[str] = set()
     for part, is_name in ((name, True), (description, False)):
-        own = re.findall(r"[a-z]+", part.lower())
+        own = re.findall(r"[a-z]+|\d+", part.lower())
         for i, w in enumerate(own):
             before, unit = own[max(0, i - 2):i], unit_word(w)
-            if not is_name and any(b in ("not", "no", "never") for b in before):
+            if w.isdigit() or (not is_name and any(b in ("not", "no", "never") for b in before)):
                 continue
-            if w in _RATE_WORDS or before[-1:] in (["per"], ["every"]) or (
-                    before[-1:] in (["a"], ["an"], ["each"]) and unit in _TIME_UNITS):
+            if w in _RATE_WORDS or any(b in ("per", "every", "each") for b in before) or (
+                    before[-1:] in (["a"], ["an"]) and unit in _TIME_UNITS):
                 per.add(unit)
+            elif before[-1:] and before[-1].isdigit():
+                continue  # "the last 12 months": a period, not the unit
             else:
                 counted.add(unit)
     return counted, per
 
 
+def currency_of(words: str) -> set[str]:
+    """The currencies a field's own words name ("$", "euros", "GBP"); none when it names none."""
+    found = {_MONEY[m] for w in re.findall(r"[a-z]+", words.lower()) if (m := unit_word(w)) in _MONEY}
+    return found | {_MONEY[ch] for ch in words if ch in _MONEY}
+
+
 def without_unit(text: str, unit: str, data_type: str = "number") -> str | None:
     """The figure of "3 years" when the field's own words (`unit`: "Name: description") count in years, of
-    "$1,400 per month" when it is a monthly figure, of "1200 dollars" when it is an amount; None when the
-    unit is not the field's (18 "months" for a count of years is not 18, "3 weeks" no count of hours per
-    week, "$5,000 per month" no salary "per year, not per month"). Words are compared whole ("day" is not
-    in "daycare"). Text without a unit is returned as it is."""
+    "$1,400 per month" when it is a monthly figure, of "1200 dollars" when it is an amount (in the field's
+    currency, when it names one); None when the unit is not the field's (18 "months" for a count of years
+    is not 18, "3 weeks" no count of hours per week, "$5,000 per month" no salary "per year, not per
+    month"). Words are compared whole ("day" is not in "daycare"). Text without a unit is returned as it is."""
     found = _UNIT.match(text.strip())
     if found is None or found.group("unit").lower() == "k":
         return text  # "12.5k": the figure's own suffix
+    word = unit_word(found.group("unit"))
+    money = _MONEY.get(word) if data_type == "currency" else None
+    if money is not None and (named := currency_of(unit)) and money not in named:
+        return None  # "40 USD" for a field in euros
     if data_type == "currency" and re.fullmatch(r"[A-Z]{3}", found.group("unit")):
         return text  # "40 EUR": a currency code
-    word = unit_word(found.group("unit"))
-    if data_type == "currency" and word in _MONEY_WORDS and not found.group("per"):
+    if money is not None and not found.group("per"):
         return found.group("figure")
     counted, per = field_units(unit)
-    if found.group("per"):  # "40 hours per week"
-        ok = (word in counted or (data_type == "currency" and word in _MONEY_WORDS)) \
-            and unit_word(found.group("per")) in per
-    elif found.group("rate") or found.group("unit").lower() in _RATE_WORDS:  # "$1,400 per month", "$1,400 monthly"
-        ok = word in per
+    if found.group("per"):  # "40 hours per week", "$1,400 per month"
+        ok = (word in counted or money is not None) and unit_word(found.group("per")) in per | counted
+    elif found.group("rate") or found.group("unit").lower() in _RATE_WORDS:  # "$1,400 per month", "... monthly"
+        ok = word in per or (word in counted and word in _TIME_UNITS)  # "... for calendar year 2026"
     else:  # "16 years"
         ok = len(word) >= 2 and word in counted
     return found.group("figure") if ok else None

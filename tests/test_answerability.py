@@ -460,6 +460,12 @@ def test_a_how_to_question_is_answered_by_the_command_not_the_description() -> N
     draft = ExtractiveGenerator().generate(AnswerRequest("How do I kill a test that hangs for too long?", "", chunks,
                                                          "t.md", {}))
     assert "--timeout=300" in draft.sections[0].answer_components[0]
+    # (the review) a sample of data or a label in backticks is no command: the how-to sentence still leads
+    from citewise.engine.extractive import shows_code
+
+    assert shows_code("Run ``tqdm.write()``") and shows_code("Install with `pip install httpx`")
+    assert not shows_code("A daily export looks like this:\n```csv\ndate,production_kwh\n2026-01-01,12.4\n```")
+    assert not shows_code("Open the `Security` tab")
 
 
 def test_an_eligibility_condition_is_given_with_the_others_of_its_list() -> None:

@@ -36,6 +36,10 @@ def test_a_question_given_as_a_dash_is_read_from_standard_input(kb_home: Path) -
     empty = subprocess.run([sys.executable, "-m", "citewise.cli", "ask", "-", "--home", str(kb_home)],
                            input="", capture_output=True, text=True, env=ENV, timeout=300)
     assert empty.returncode == 2 and "3-1000 characters" in empty.stderr and "Traceback" not in empty.stderr
+    # --interactive asks at a terminal; a piped question leaves it none (the review: it printed "Paused", exit 0)
+    piped = subprocess.run([sys.executable, "-m", "citewise.cli", "ask", "-", "--interactive", "--home", str(kb_home)],
+                           input=question, capture_output=True, text=True, env=ENV, timeout=300)
+    assert piped.returncode == 2 and "terminal" in piped.stderr and "Traceback" not in piped.stderr
 
 
 def test_the_command_exits_fast_but_keeps_its_output_log_row_and_exit_code(kb_home: Path, tmp_path: Path) -> None:

@@ -244,6 +244,13 @@ def test_a_greeting_a_thank_you_or_an_agent_s_frame_does_not_change_the_answer(k
     # (the second review) a contraction still asks; any emoji comes off, a check mark stays
     assert without_pleasantries("What's the deadline") == "What's the deadline?"
     assert without_pleasantries("Can I roll over? \u2728 Thanks!") == "Can I roll over?"
+    from citewise.config import Context
+    from citewise.engine.inquiry import validate
+
+    # a reply's quote marks come off every line; a comparison at the start stays
+    quoted_reply = validate({"question": "> Hi team,\n> How do I roll over my 401(k)?\n> Thanks,\n> Sam"}, Context())
+    assert quoted_reply.question == "How do I roll over my 401(k)?"
+    assert validate({"question": "> 50 employees: do we need a plan?"}, Context()).question.startswith("> 50")
     from citewise.engine.inquiry import without_contact_lines
     # data that is part of the question stays: a birth date for an RMD, the card a question is about
     for kept in ("I was born on [DATE_OF_BIRTH]. Can I take an RMD?", "Why was my card [NUMBER] declined?",
@@ -258,7 +265,9 @@ def test_a_greeting_a_thank_you_or_an_agent_s_frame_does_not_change_the_answer(k
     assert without_pleasantries("I was wondering if the fee is refundable?") == "if the fee is refundable?"
     for kept in ("I hope all is well with the plan?", "Can you tell me the fee?", "Tell me about loans",
                  "Is the Q: field needed?", "Is x > y for loans?", "Can I call __init__ twice?",
-                 "What is the fee? - Acme"):
+                 "What is the fee? - Acme",
+                 # (the third review) code and comparisons are the question's
+                 "Is 2**10 bytes the limit?", "What is **kwargs for?", "[Re]enrolment: how does it work?"):
         assert without_pleasantries(kept) == kept
     for kept in ("Re-enrolment: how does it work?", "Urgent-care visits: are they covered?", "Which fund is best?",
                  "Regards to the fee, is it refundable?",

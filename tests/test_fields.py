@@ -110,6 +110,13 @@ def test_validate_value_as_people_write_it(data_type: str, value: object, ok: bo
     ("Hours per week: Hours worked.", "40 hours per week", True, 40.0),
     ("Hours per week: Hours worked.", "40 hrs/week", True, 40.0),
     ("Weight: In kg.", "5 kg", True, 5.0),
+    # (the third review) a yearly figure for a field "for calendar year 2026"; a period after a number or "each"
+    # is over what, not in what; a figure in another currency is not the field's
+    ("Projected income: Expected total income for calendar year 2026.", "$50,000 a year", True, 50000.0),
+    ("Hours worked per year: Hours of service in each plan year.", "5 years", False, None),
+    ("Hours worked in last 12 months: Hours.", "11 months", False, None),
+    ("Fee cost: Amount in euros.", "40 USD", False, None), ("Fee cost: Amount in euros.", "40 dollars", False, None),
+    ("Fee cost: Amount in euros.", "40 EUR", True, 40.0), ("Weight: In kg.", "7kg", True, 7.0),
 ])
 def test_a_figure_given_with_a_unit_counts_in_the_field_s_unit(words: str, value: str, ok: bool,
                                                                normalized: object) -> None:
@@ -161,6 +168,10 @@ def test_a_slip_in_a_collected_key_is_said_not_guessed() -> None:
     assert invalid == {}
     _, invalid, _ = check_collected(specs, {"employee_name": "Sam"})
     assert "'employee_name'" in invalid["employer_name"]  # without the KB's declaration, a slip it may be
+    # (the third review) a shorter or longer datum is no slip: "date_of_birth" of "pet_date_of_birth"
+    pet, _ = parse_required_data("- Pet date of birth (date, required, participant): x\n")
+    pet_specs = [FieldSpec(**f.as_dict(), group=f.group, article_id="doc") for f in pet]
+    assert check_collected(pet_specs, {"date_of_birth": "2020-01-01"})[1] == {}
 
 
 def test_field_lines_written_with_dashes_and_type_synonyms() -> None:

@@ -73,6 +73,10 @@ def test_support_score() -> None:
     # (the second review) cards of 13 to 15 digits printed in fours
     ("amex 3782 8224 6310 005", "card_or_account", "amex [NUMBER]"),
     ("visa 4222 2222 2222 2", "card_or_account", "visa [NUMBER]"),
+    # (the third review) a card followed by its expiry or code, or printed with no-break spaces
+    ("card 4111 1111 1111 1111 12/27 declined", "card_or_account", "card [NUMBER] 12/27 declined"),
+    ("4111 1111 1111 1111 123 is the CVV", "card_or_account", "[NUMBER] 123 is the CVV"),
+    ("card 4111\u00a01111\u00a01111\u00a01111", "card_or_account", "card [NUMBER]"),
 ])
 def test_personal_data_is_masked(text: str, kind: str, masked: str) -> None:
     out, kinds = mask_pii(text)
