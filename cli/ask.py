@@ -158,7 +158,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     from ..api import ask
 
     if args.interactive:
-        if not sys.stdin.isatty():
+        if sys.stdin is None or not sys.stdin.isatty():
             raise InputError("--interactive asks for missing data at a terminal: run it in one (a question piped in "
                              "with '-' takes the input the answers would come from)")
         result = ask(args.question, home=args.home, filters=filters(args), collected_data=pairs(args.data, "--data"),

@@ -123,7 +123,7 @@ _QUOTES = {'"': '"', "\u201c": "\u201d", "\u201e": "\u201c", "'": "'", "\u2018":
 _MARK_RUN = re.compile(r"[?!]{2,}")
 _BOLD = re.compile(r"(?<![\w*])\*\*(?=\S)([^*]+?)(?<=\S)\*\*(?![\w*])")
 # A reply's quote marks at the start of each line ("> Hi team,\n> How do I ...?"), not a comparison ("> 50 staff")
-_REPLY_MARKS = re.compile(r"(?m)^[ \t]*(?:>(?![ \t]*[\d=])[ \t]?)+")
+_REPLY_MARKS = re.compile(r"(?m)^[ \t]*(?:>(?![ \t]*[\d=$\u20ac\u00a3\u00a5\u20b9])[ \t]?)+")
 
 
 def unquoted(text: str) -> str:

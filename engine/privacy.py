@@ -25,7 +25,7 @@ _PII = [
     # a card number as printed, in groups ("4111 1111 1111 1111", "3782 822463 10005"): masked when it reads
     # as a card (first digit 2-6, the networks' ranges; its check digit holds, Luhn), so a run of years
     # ("2017 2018 2019 2020") or codes ("1000 2000 3000 4000") is not taken for one
-    # (13 to 19 digits: "4222 2222 2222 2", "3782 8224 6310 005", "4111 1111 1111 1111 123")
+    # (13 to 19 digits: "4222 2222 2222 2", "3782 8224 6310 005", "4111 1111 1111 1111 123"; no-break spaces)
     ("card_or_account", re.compile(r"(?<![\d$.,-])(?:[2-6]\d{3}[ \u00a0-]\d{4}[ \u00a0-]\d{4}[ \u00a0-]\d{1,4}"
                                     r"(?:[ \u00a0-]\d{1,3})?|[2-6]\d{3}[ \u00a0-]\d{6}[ \u00a0-]\d{4,5})"
                                     r"(?!\d|[.,-]\d)"), "luhn"),
@@ -40,7 +40,7 @@ def mask_pii(text: str) -> tuple[str, list[str]]:
     for kind, pattern, replacement in _PII:
         def sub(m: re.Match[str], kind: str = kind, replacement: str | None = replacement) -> str:
             if replacement == "luhn":
-                return card_masked(m.group(), kinds)
+                return card_masked(m.group(), kinds, m.string[m.end():m.end() + 1])
             kinds.append(kind)
             if replacement is None:  # keep the label ("account number: "), mask the digits
                 return m.group(1) + "[" + kind.upper() + "]"
@@ -50,16 +50,20 @@ def mask_pii(text: str) -> tuple[str, list[str]]:
     return text, kinds
 
 
-def card_masked(found: str, kinds: list[str]) -> str:
-    """A grouped card number masked when it reads as one: its check digit holds, and it is no run of years.
-    The last group may be the expiry's or the code's digits that follow the card ("4111 ... 1111 12/27"):
-    then the card is the groups before it."""
+def card_masked(found: str, kinds: list[str], after: str = "") -> str:
+    """A grouped card number masked when it reads as one: its check digit holds, and its first groups are no
+    run of years ("2020 2021 2022 10 claims"). The pattern may have taken the next figure as a last group:
+    an expiry's month ("4111 ... 1111 12/27": `after` starts with "/") or a security code after sixteen
+    digits ("4111 ... 1111 123"). Then the card is the groups before it."""
     groups = re.split(r"([ \u00a0-])", found)
-    for end in (len(groups), len(groups) - 2):
+    before = "".join(groups[:-2])
+    code = len(groups) > 2 and len(groups[-1]) in (3, 4) and sum(ch.isdigit() for ch in before) == 16
+    ends = [len(groups), len(groups) - 2] if after.startswith("/") or code else [len(groups)]
+    for end in ends:
         number = "".join(groups[:end])
         digits = sum(ch.isdigit() for ch in number)
-        if end > 0 and digits >= 13 and luhn(number) and not all(
-                re.fullmatch(r"(?:19|20)\d\d", g) for g in groups[:end:2]):
+        years = all(re.fullmatch(r"(?:19|20)\d\d", g) for g in groups[:5:2])
+        if end > 0 and digits >= 13 and luhn(number) and not years:
             kinds.append("card_or_account")
             return "[NUMBER]" + "".join(groups[end:])
     return found

@@ -109,19 +109,38 @@ _UNIT_WORDS = {"yr": "year", "yrs": "year", "mo": "month", "mos": "month", "mth"
                "kilo": "kg", "kilos": "kg", "kilogram": "kg", "kilometre": "km", "kilometer": "km"}
 _RATE_WORDS = {"annual", "annually", "yearly", "monthly", "weekly", "daily", "hourly", "quarterly"}
 _TIME_UNITS = {"second", "minute", "hour", "day", "week", "month", "quarter", "year"}
-# money words and codes by currency: a figure in another currency is not the field's (a euro field's "40 USD")
-_CURRENCIES = {"dollar": {"dollar", "buck", "usd", "aud", "cad", "nzd", "sgd", "hkd", "$"},
-               "euro": {"euro", "eur", "\u20ac"}, "pound": {"pound", "gbp", "\u00a3", "quid"},
-               "rupee": {"rupee", "inr", "\u20b9"}, "yen": {"yen", "jpy", "\u00a5"},
-               "franc": {"franc", "chf"}, "krona": {"krona", "krone", "sek", "nok", "dkk"},
-               "rand": {"rand", "zar"}, "peso": {"peso", "mxn"}}
-_MONEY = {marker: currency for currency, markers in _CURRENCIES.items() for marker in markers}
+# The currency a figure or a field names, as ISO codes: a symbol or a word can stand for several ("$": any
+# dollar). A figure in a currency the field does not name is not the field's (a euro field's "$500").
+_DOLLARS = frozenset({"usd", "aud", "cad", "nzd", "sgd", "hkd"})
+_MONEY: dict[str, frozenset[str]] = {
+    **{code: frozenset({code}) for code in (*_DOLLARS, "eur", "gbp", "inr", "jpy", "chf", "sek", "nok", "dkk",
+                                             "zar", "mxn")},
+    "$": _DOLLARS, "dollar": _DOLLARS, "buck": _DOLLARS, "us$": frozenset({"usd"}), "a$": frozenset({"aud"}),
+    "c$": frozenset({"cad"}), "euro": frozenset({"eur"}), "\u20ac": frozenset({"eur"}), "\u00a3": frozenset({"gbp"}),
+    "quid": frozenset({"gbp"}), "rupee": frozenset({"inr"}), "\u20b9": frozenset({"inr"}), "yen": frozenset({"jpy"}),
+    "\u00a5": frozenset({"jpy"}), "franc": frozenset({"chf"}), "krona": frozenset({"sek"}),
+    "krone": frozenset({"nok", "dkk"}), "rand": frozenset({"zar"}), "peso": frozenset({"mxn"})}
+_MONEY_MARK = re.compile(r"[a-z]{1,2}\$|[$\u20ac\u00a3\u20b9\u00a5]|[a-z]+", re.IGNORECASE)
+
+
+def currencies(text: str, negatable: bool = False) -> set[str]:
+    """The currencies (ISO codes) a text names by symbol, code or word ("in euros" -> {"eur"}); with
+    `negatable`, not those after "not"/"no" ("in euros, not dollars")."""
+    marks = [m.group().lower() for m in _MONEY_MARK.finditer(text)]
+    out: set[str] = set()
+    for i, mark in enumerate(marks):
+        if negatable and any(b in ("not", "no", "never") for b in marks[max(0, i - 2):i]):
+            continue
+        out |= _MONEY.get(mark if mark in _MONEY else unit_word(mark), frozenset())
+    return out
 
 
 def unit_word(word: str) -> str:
-    """"years", "yrs", "yearly", "annual" -> "year"."""
+    """"years", "yrs", "yearly", "annual" -> "year"; "kilograms" -> "kg"."""
     word = word.lower()
-    return _UNIT_WORDS.get(word, word[:-1] if word.endswith("s") and len(word) > 3 else word)
+    if word not in _UNIT_WORDS and word.endswith("s") and len(word) > 3:
+        word = word[:-1]
+    return _UNIT_WORDS.get(word, word)
 
 
 def field_units(words: str) -> tuple[set[str], set[str]]:
@@ -141,17 +160,11 @@ def field_units(words: str) -> tuple[set[str], set[str]]:
             if w in _RATE_WORDS or any(b in ("per", "every", "each") for b in before) or (
                     before[-1:] in (["a"], ["an"]) and unit in _TIME_UNITS):
                 per.add(unit)
-            elif before[-1:] and before[-1].isdigit():
-                continue  # "the last 12 months": a period, not the unit
+            elif before[-1:] and before[-1].isdigit() and unit in _TIME_UNITS:
+                continue  # "the last 12 months": a period, not the unit ("up to 23 kg" is the unit)
             else:
                 counted.add(unit)
     return counted, per
-
-
-def currency_of(words: str) -> set[str]:
-    """The currencies a field's own words name ("$", "euros", "GBP"); none when it names none."""
-    found = {_MONEY[m] for w in re.findall(r"[a-z]+", words.lower()) if (m := unit_word(w)) in _MONEY}
-    return found | {_MONEY[ch] for ch in words if ch in _MONEY}
 
 
 def without_unit(text: str, unit: str, data_type: str = "number") -> str | None:
@@ -164,16 +177,14 @@ def without_unit(text: str, unit: str, data_type: str = "number") -> str | None:
     if found is None or found.group("unit").lower() == "k":
         return text  # "12.5k": the figure's own suffix
     word = unit_word(found.group("unit"))
-    money = _MONEY.get(word) if data_type == "currency" else None
-    if money is not None and (named := currency_of(unit)) and money not in named:
-        return None  # "40 USD" for a field in euros
+    money = data_type == "currency" and (found.group("unit").lower() in _MONEY or word in _MONEY)
     if data_type == "currency" and re.fullmatch(r"[A-Z]{3}", found.group("unit")):
-        return text  # "40 EUR": a currency code
-    if money is not None and not found.group("per"):
+        return text  # "40 EUR": a currency code (checked against the field's by validate_value)
+    if money and not found.group("per"):
         return found.group("figure")
     counted, per = field_units(unit)
     if found.group("per"):  # "40 hours per week", "$1,400 per month"
-        ok = (word in counted or money is not None) and unit_word(found.group("per")) in per | counted
+        ok = (word in counted or money) and unit_word(found.group("per")) in per | counted
     elif found.group("rate") or found.group("unit").lower() in _RATE_WORDS:  # "$1,400 per month", "... monthly"
         ok = word in per or (word in counted and word in _TIME_UNITS)  # "... for calendar year 2026"
     else:  # "16 years"
@@ -203,6 +214,8 @@ def without_currency(text: str) -> str:
         if head[:size].isalpha() and head[:size].isupper() and len(text) > size:
             text = text[size:].lstrip()
             break
+    if len(text) > 2 and text[0].isalpha() and text[1] in CURRENCY_SYMBOLS:
+        text = text[1:]  # "A$500", "C$40"
     if text[:1] in CURRENCY_SYMBOLS:
         text = text[1:].lstrip()
     if len(text) > 3 and text[-3:].isalpha() and text[-3:].isupper():
@@ -252,6 +265,9 @@ def validate_value(data_type: str, value: Any, unit: str = "") -> tuple[bool, An
             number = float(value)
         else:
             text = str(value).strip().replace("\u00a0", " ").replace("\u202f", " ")
+            if data_type == "currency" and (named := currencies(unit, negatable=True)) and \
+                    (given := currencies(text)) and not given & named:
+                return False, None, f"{value!r} is in another currency than this field's: give the figure alone"
             if (bare := without_unit(text, unit, data_type)) is None:
                 return False, None, f"{value!r} is not in this field's unit: give the figure alone"
             text = bare

@@ -251,6 +251,8 @@ def test_a_greeting_a_thank_you_or_an_agent_s_frame_does_not_change_the_answer(k
     quoted_reply = validate({"question": "> Hi team,\n> How do I roll over my 401(k)?\n> Thanks,\n> Sam"}, Context())
     assert quoted_reply.question == "How do I roll over my 401(k)?"
     assert validate({"question": "> 50 employees: do we need a plan?"}, Context()).question.startswith("> 50")
+    assert validate({"question": "Balance\n> $5,000: is a loan allowed?"}, Context()).question == \
+        "Balance > $5,000: is a loan allowed?"
     from citewise.engine.inquiry import without_contact_lines
     # data that is part of the question stays: a birth date for an RMD, the card a question is about
     for kept in ("I was born on [DATE_OF_BIRTH]. Can I take an RMD?", "Why was my card [NUMBER] declined?",

@@ -91,7 +91,10 @@ def test_amounts_dates_and_plan_names_are_not_personal_data() -> None:
         assert mask_pii(text) == (text, [])  # a birth year or a date that is nobody's birth date
     # (the review: a run of years passed the check digit 1 time in 7, "2017 2018 2019 2020" was masked)
     for text in ("Plan years 2017 2018 2019 2020 are covered.", "Plan years 2021 2022 2023 apply.",
-                 "Codes 1000 2000 3000 4000 apply.", "Pages 1000 1010 1020 1030."):
+                 "Codes 1000 2000 3000 4000 apply.", "Pages 1000 1010 1020 1030.",
+                 # (the fourth review) years before a count; four readings and a count of months
+                 "Filed for 2020 2021 2022 2023 10 claims.", "In 2022 2023 2024 15 claims.",
+                 "Meter readings 2182 2208 6435 2075 49 months."):
         assert mask_pii(text) == (text, [])  # grouped digits whose check digit fails are no card
 
 
