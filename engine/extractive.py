@@ -64,9 +64,11 @@ CODE_BONUS = TYPE_BONUS
 # code that does something: a command with a flag or a prompt ("pytest --timeout=300", "$ make"), a call
 # ("tqdm.write(...)"), an install; not a sample of data (a CSV's header) or a UI label in backticks
 _CODE_SPAN = re.compile(r"```[^\n]*\n(.*?)```|``([^`\n]+)``|`([^`\n]+)`", re.DOTALL)
-_DOES_SOMETHING = re.compile(r"(?:^|\s)--?[a-z]|^\s*[$>]\s|\b[A-Za-z_][\w.]*\(|^\s*(?:import|from|export|set)\s+\w|"
-                             r"\b[A-Za-z_]\w*\s*=\s*\S|\b(?:pip|pip3|npm|npx|apt|brew|conda|cargo|git|docker|curl|"
-                             r"python|python3|uv|pytest|ruff|mypy|yarn|pnpm)\s+-?[a-z.]", re.MULTILINE | re.IGNORECASE)
+_DOES_SOMETHING = re.compile(r"(?:^|\s)--?[a-z]|^\s*[$>]\s|\b[A-Za-z_][\w.]*\(|\b[A-Za-z_][\w.]*=\S|"
+                             r"^\s*(?:import\s+[\w.]+$|from\s+[\w.]+\s+import\b|export\s+[A-Z_]+=)|"
+                             r"\b(?:pip|pip3|npm|npx|apt|brew|conda|cargo|git|docker|curl|python|python3|uv|pytest|"
+                             r"ruff|mypy|yarn|pnpm)\s+-?[a-z.]|\bgo\s+(?:build|run|test|get|install|mod)\b|"
+                             r"^\s*make\s+[a-z][\w-]*\s*$", re.MULTILINE)
 
 
 def shows_code(text: str) -> bool:

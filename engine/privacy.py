@@ -40,7 +40,7 @@ def mask_pii(text: str) -> tuple[str, list[str]]:
     for kind, pattern, replacement in _PII:
         def sub(m: re.Match[str], kind: str = kind, replacement: str | None = replacement) -> str:
             if replacement == "luhn":
-                return card_masked(m.group(), kinds, m.string[m.end():m.end() + 1])
+                return card_masked(m.group(), kinds)
             kinds.append(kind)
             if replacement is None:  # keep the label ("account number: "), mask the digits
                 return m.group(1) + "[" + kind.upper() + "]"
@@ -50,16 +50,13 @@ def mask_pii(text: str) -> tuple[str, list[str]]:
     return text, kinds
 
 
-def card_masked(found: str, kinds: list[str], after: str = "") -> str:
+def card_masked(found: str, kinds: list[str]) -> str:
     """A grouped card number masked when it reads as one: its check digit holds, and its first groups are no
-    run of years ("2020 2021 2022 10 claims"). The pattern may have taken the next figure as a last group:
-    an expiry's month ("4111 ... 1111 12/27": `after` starts with "/") or a security code after sixteen
-    digits ("4111 ... 1111 123"). Then the card is the groups before it."""
+    run of years ("2020 2021 2022 10 claims"). The pattern may have taken the next figure as a last group
+    ("4111 ... 1111 12/27", "... 1111 123", "... 1111 3 times"): then the card is the groups before it. (A
+    reading of four groups and a count can be masked so too: masking too much is the safer error.)"""
     groups = re.split(r"([ \u00a0-])", found)
-    before = "".join(groups[:-2])
-    code = len(groups) > 2 and len(groups[-1]) in (3, 4) and sum(ch.isdigit() for ch in before) == 16
-    ends = [len(groups), len(groups) - 2] if after.startswith("/") or code else [len(groups)]
-    for end in ends:
+    for end in (len(groups), len(groups) - 2):
         number = "".join(groups[:end])
         digits = sum(ch.isdigit() for ch in number)
         years = all(re.fullmatch(r"(?:19|20)\d\d", g) for g in groups[:5:2])

@@ -117,7 +117,8 @@ _MONEY: dict[str, frozenset[str]] = {
                                              "zar", "mxn")},
     "$": _DOLLARS, "dollar": _DOLLARS, "buck": _DOLLARS, "us$": frozenset({"usd"}), "a$": frozenset({"aud"}),
     "c$": frozenset({"cad"}), "euro": frozenset({"eur"}), "\u20ac": frozenset({"eur"}), "\u00a3": frozenset({"gbp"}),
-    "quid": frozenset({"gbp"}), "rupee": frozenset({"inr"}), "\u20b9": frozenset({"inr"}), "yen": frozenset({"jpy"}),
+    "quid": frozenset({"gbp"}), "pound": frozenset({"gbp"}), "rupee": frozenset({"inr"}), "\u20b9": frozenset({"inr"}),
+    "yen": frozenset({"jpy"}),
     "\u00a5": frozenset({"jpy"}), "franc": frozenset({"chf"}), "krona": frozenset({"sek"}),
     "krone": frozenset({"nok", "dkk"}), "rand": frozenset({"zar"}), "peso": frozenset({"mxn"})}
 _MONEY_MARK = re.compile(r"[a-z]{1,2}\$|[$\u20ac\u00a3\u20b9\u00a5]|[a-z]+", re.IGNORECASE)
@@ -125,12 +126,15 @@ _MONEY_MARK = re.compile(r"[a-z]{1,2}\$|[$\u20ac\u00a3\u20b9\u00a5]|[a-z]+", re.
 
 def currencies(text: str, negatable: bool = False) -> set[str]:
     """The currencies (ISO codes) a text names by symbol, code or word ("in euros" -> {"eur"}); with
-    `negatable`, not those after "not"/"no" ("in euros, not dollars")."""
+    `negatable` (a field's own words), not those after "not"/"no" ("in euros, not dollars") or after "per"
+    ("cost per pound")."""
     marks = [m.group().lower() for m in _MONEY_MARK.finditer(text)]
     out: set[str] = set()
     for i, mark in enumerate(marks):
         if negatable and any(b in ("not", "no", "never") for b in marks[max(0, i - 2):i]):
             continue
+        if negatable and i and marks[i - 1] in ("per", "a", "each", "every"):
+            continue  # "cost per pound": a weight
         out |= _MONEY.get(mark if mark in _MONEY else unit_word(mark), frozenset())
     return out
 

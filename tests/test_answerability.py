@@ -467,7 +467,9 @@ def test_a_how_to_question_is_answered_by_the_command_not_the_description() -> N
     assert not shows_code("A daily export looks like this:\n```csv\ndate,production_kwh\n2026-01-01,12.4\n```")
     assert not shows_code("Open the `Security` tab")
     assert shows_code("Run `ruff check .`") and shows_code("Set `export TQDM_MININTERVAL=5`")
-    assert not any(shows_code(f"`{label}`") for label in ("Go to Settings", "Make a payment", "Python 3.11", "401(k)"))
+    assert not any(shows_code(f"`{label}`") for label in ("Go to Settings", "Make a payment", "Python 3.11", "401(k)",
+                                                        "Set up a plan", "Import data", "Roth IRA = pre-tax"))
+    assert shows_code("`make test`") and shows_code("`go build ./...`")
 
 
 def test_an_eligibility_condition_is_given_with_the_others_of_its_list() -> None:

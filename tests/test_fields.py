@@ -125,6 +125,9 @@ def test_validate_value_as_people_write_it(data_type: str, value: object, ok: bo
     ("Fee cost: In AUD.", "500 USD", False, None), ("Fee cost: In AUD.", "A$500", True, 500.0),
     ("Fee cost: In euros (not dollars).", "40 dollars", False, None),
     ("Weight: In kilograms.", "7 kilos", True, 7.0),
+    # (the fifth review) pounds sterling in a rent, a weight "per pound" is no currency of the field
+    ("Monthly rent: The rent each month.", "1200 pounds per month", True, 1200.0),
+    ("Shipping cost: Cost per pound.", "5 dollars", True, 5.0),
 ])
 def test_a_figure_given_with_a_unit_counts_in_the_field_s_unit(words: str, value: str, ok: bool,
                                                                normalized: object) -> None:
