@@ -24,6 +24,7 @@ Decision = Literal["can_proceed", "needs_data", "uncertain", "out_of_scope"]
 T = TypeVar("T")
 
 
+MIN_QUESTION, MAX_QUESTION = 3, 1000  # characters of a question after trimming
 DEFAULT_MAX_TOKENS = 2000  # an answer's token budget; chosen on the dev split of the eval sets (1500: one relevant
 #                            chunk too few; 2500 and 3000 no better)
 

@@ -214,7 +214,7 @@ def test_a_greeting_a_thank_you_or_an_agent_s_frame_does_not_change_the_answer(k
     """Words the KB never uses lowered the share of the question the answer states: "Hi, ...", "... Thanks!"
     or "A customer is asking: ..." sent a question that was answered to `uncertain`. They come off at
     intake; the question does not."""
-    from citewise.engine.inquiry import without_pleasantries
+    from citewise.engine.wording import without_pleasantries
     from citewise.engine.pipeline import answer
 
     assert without_pleasantries("Hi there! Quick question: can I roll over? Thanks so much!") == "can I roll over?"
@@ -253,7 +253,7 @@ def test_a_greeting_a_thank_you_or_an_agent_s_frame_does_not_change_the_answer(k
     assert validate({"question": "> 50 employees: do we need a plan?"}, Context()).question.startswith("> 50")
     assert validate({"question": "Balance\n> $5,000: is a loan allowed?"}, Context()).question == \
         "Balance > $5,000: is a loan allowed?"
-    from citewise.engine.inquiry import without_contact_lines
+    from citewise.engine.wording import without_contact_lines
     # data that is part of the question stays: a birth date for an RMD, the card a question is about
     for kept in ("I was born on [DATE_OF_BIRTH]. Can I take an RMD?", "Why was my card [NUMBER] declined?",
                  "My account number is [ACCOUNT_NUMBER] and I want to close it.", "This is urgent. Can I roll over?",
