@@ -214,8 +214,8 @@ def test_a_greeting_a_thank_you_or_an_agent_s_frame_does_not_change_the_answer(k
     """Words the KB never uses lowered the share of the question the answer states: "Hi, ...", "... Thanks!"
     or "A customer is asking: ..." sent a question that was answered to `uncertain`. They come off at
     intake; the question does not."""
-    from citewise.engine.wording import without_pleasantries
     from citewise.engine.pipeline import answer
+    from citewise.engine.wording import without_pleasantries
 
     assert without_pleasantries("Hi there! Quick question: can I roll over? Thanks so much!") == "can I roll over?"
     assert without_pleasantries("Hey Acme, is the fee refundable? Any help appreciated :)") == \
