@@ -33,6 +33,7 @@ _OPENING = re.compile(
     r"|(?:i was |i'm |i am |just )?wondering(?:\s*[,:\-\u2013\u2014]+\s*|\s+(?=(?:if|whether)\b))"
     r"|(?:can|could|would) you (?:please )?(?:tell me|let me know)(?:\s*[,:\-\u2013\u2014]+\s*|\s+(?=(?:if|whether)\b))"
     r"|(?:please )?(?:tell me|let me know)\s*[,:\-\u2013\u2014]+\s*"
+    r"|please[\s,]+(?=(?:what|when|where|who|which|why|how|can|could|do|does|is|are|will|would|should)\b)"
     r"|i(?:'d| would) (?:like|love) to know(?:\s*[,:\-\u2013\u2014]+\s*|\s+(?=(?:if|whether)\b))"
     r"|(?:sorry to (?:bother|trouble) you|(?:i )?hope (?:you're|you are|this finds you|all is)(?: doing)? well)"
     r"\s*[,.!:;\-\u2013\u2014]+\s*"

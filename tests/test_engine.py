@@ -265,7 +265,10 @@ def test_a_greeting_a_thank_you_or_an_agent_s_frame_does_not_change_the_answer(k
                  "Can I take an RMD? (born [DATE_OF_BIRTH])", "Which plan covers me? (plan [b]) or (plan [c])?"):
         assert without_contact_lines(kept) == kept
     assert without_pleasantries("I was wondering if the fee is refundable?") == "if the fee is refundable?"
+    assert without_pleasantries("Please, can I roll over?") == "can I roll over?"
+    assert without_pleasantries("Please what is the fee?") == "what is the fee?"
     for kept in ("I hope all is well with the plan?", "Can you tell me the fee?", "Tell me about loans",
+                 "Please send the form.", "Please explain the fee?",
                  "Is the Q: field needed?", "Is x > y for loans?", "Can I call __init__ twice?",
                  "What is the fee? - Acme",
                  # (the third review) code and comparisons are the question's
