@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import pairwise
 
-from ..kb.text import CURRENCY_SYMBOLS, STOPWORDS, stem, terms, words
+from ..kb.text import CURRENCY_CODES, CURRENCY_SYMBOLS, STOPWORDS, stem, terms, words
 from .entailment import numbers
 from .facets import QUESTION_WORD, is_universal
 
@@ -88,7 +88,7 @@ _MONTH_IN_TEXT = (r"\b(january|february|march|april|june|july|august|september|o
                   r"(?-i:\bMay\b)(?=,?\s*\d)|(?<=[^.!?\s\"'(:*-] )(?-i:May)\b|(?<=mid-)(?-i:May)\b")
 # Money as written before or after a figure: a symbol or an ISO code ("₹2,500", "AUD 40", "120 SEK", "1,500 yen")
 _SYMBOLS = f"[{re.escape(CURRENCY_SYMBOLS)}]"
-_CODES = "usd|eur|gbp|cad|aud|nzd|chf|jpy|cny|inr|sek|nok|dkk|sgd|hkd|zar|mxn|brl|krw|pln"
+_CODES = "|".join(CURRENCY_CODES)
 _MONEY_AFTER = rf"dollars|{_CODES}|€|euros?|pounds|yen|rupees?|kronor|krona|kroner|francs?|pesos?|rand|zloty"
 SENTENCE_TYPES: dict[str, re.Pattern[str]] = {t: re.compile(p, re.IGNORECASE) for t, p in {
     "amount": rf"{_SYMBOLS}\s?\d|\b({_CODES})\s?\d|"

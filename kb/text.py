@@ -25,6 +25,10 @@ _IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")  # badges and images: nothing to re
 _LINK = re.compile(r"\[([^\]]+)\]\((?:[^)(]|\([^)]*\))*\)")  # [text](url) -> text
 _HTML_TAG = re.compile(r"</?[a-zA-Z][^>]{0,200}>")
 CURRENCY_SYMBOLS = "$£€¥₹₩₽₺₪฿"  # written before (or after) an amount: what answers read as money, fields strip
+# ISO codes written before or after an amount ("AUD 40", "120 SEK"): answer types read them as money, fields
+# compare a figure's currency with the field's
+CURRENCY_CODES = ("usd", "eur", "gbp", "cad", "aud", "nzd", "chf", "jpy", "cny", "inr", "sek", "nok", "dkk", "sgd",
+                  "hkd", "zar", "mxn", "brl", "krw", "pln")
 BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")  # a list item's marker
 
 # bm25s's English stopwords (bm25s.stopwords.STOPWORDS_EN), copied: importing them imports bm25s and scipy

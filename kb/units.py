@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+from .text import CURRENCY_CODES, CURRENCY_SYMBOLS
+
 # A unit after a number ("3 years", "$500 per month", "40 hours per week") and the words it is written in
 _RATE = r"(?:(?:per|a|an|each|every)\b|/)"
 _UNIT = re.compile(r"^(?P<figure>.*?\d(?:[kK](?![a-zA-Z]))?)\s*(?:(?P<rate>" + _RATE + r")\s*)?(?P<unit>[a-z]+)\.?"
@@ -28,15 +30,14 @@ _TIME_UNITS = {"second", "minute", "hour", "day", "week", "month", "quarter", "y
 # dollar). A figure in a currency the field does not name is not the field's (a euro field's "$500").
 _DOLLARS = frozenset({"usd", "aud", "cad", "nzd", "sgd", "hkd"})
 _MONEY: dict[str, frozenset[str]] = {
-    **{code: frozenset({code}) for code in (*_DOLLARS, "eur", "gbp", "inr", "jpy", "chf", "sek", "nok", "dkk",
-                                             "zar", "mxn")},
+    **{code: frozenset({code}) for code in CURRENCY_CODES},
     "$": _DOLLARS, "dollar": _DOLLARS, "buck": _DOLLARS, "us$": frozenset({"usd"}), "a$": frozenset({"aud"}),
     "c$": frozenset({"cad"}), "euro": frozenset({"eur"}), "\u20ac": frozenset({"eur"}), "\u00a3": frozenset({"gbp"}),
     "quid": frozenset({"gbp"}), "pound": frozenset({"gbp"}), "rupee": frozenset({"inr"}), "\u20b9": frozenset({"inr"}),
     "yen": frozenset({"jpy"}),
     "\u00a5": frozenset({"jpy"}), "franc": frozenset({"chf"}), "krona": frozenset({"sek"}),
     "krone": frozenset({"nok", "dkk"}), "rand": frozenset({"zar"}), "peso": frozenset({"mxn"})}
-_MONEY_MARK = re.compile(r"[a-z]{1,2}\$|[$\u20ac\u00a3\u20b9\u00a5]|[a-z]+", re.IGNORECASE)
+_MONEY_MARK = re.compile(r"[a-z]{1,2}\$|[" + re.escape(CURRENCY_SYMBOLS) + r"]|[a-z]+", re.IGNORECASE)
 
 
 def currencies(text: str, negatable: bool = False) -> set[str]:
