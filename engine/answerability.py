@@ -533,6 +533,50 @@ def named_asks(question: str, skip: set[str]) -> list[tuple[str, str]]:
     return out
 
 
+# "Does Contoso *install* solar water heaters?", "will it *pay for* cremation?": whether the provider offers
+# a thing, asked by naming the thing. An answer about the provider that never names it does not say
+# whether: the KB's nearest topic answered instead (its warranty rules for a water-heater question). Only
+# a clause that opens with the verb's auxiliary and has someone other than the asker as its subject ("can
+# *I* pay for a flight with ..." asks how the asker may pay, not what is offered).
+_OFFER_ASK = re.compile(r"(?:^|[.?!,;:]\s*|\b(?:and|but|also|plus)\s+)(?:do|does|did|will|would|can|could)\s+"
+                        r"(?!(?:i|we)\b)", re.IGNORECASE)
+_OFFER_VERB = re.compile(r"\b(offers?|sells?|installs?|includes?|provides?|gives?|supply|supplies|lends?|comes? with|"
+                         r"pays? for|covers?)\s+(?=((?:[\w'’-]+\s*){1,6}))", re.IGNORECASE)
+SUBJECT_WORDS = 5  # "does *the Corrib current account* come with": the furthest a verb stands from its auxiliary
+# Where the thing's name ends ("a discount *if* I pay a year up front", "a loaner phone *while* ...")
+_THING_ENDS = frozenset(words("if when while whenever for to so because after before in on at from with during and "
+                              "or but as than that which who once unless until by per of toward towards into like"))
+# Words in front of the thing that name no part of it: articles, pronouns, quantifiers ("give *me a* discount")
+_NOT_THING = frozenset(words("a an any some the me us you them him her his my our your their its it this that "
+                             "these those more extra additional other another anything something"))
+# A thing named only as money ("give any money toward ..."): an amount in the answer names it
+_MONEY_THINGS = frozenset(terms("money cash funds"))
+
+
+def offered_things(question: str, skip: set[str]) -> list[tuple[str, list[str]]]:
+    """The things a yes/no question asks whether the provider offers, as (the name as asked, its terms an
+    answer must state); the provider's own words (`skip`: the facets that chose the article) and a verb
+    that is one of them ("Tailwind Pet *Cover*") are not the thing."""
+    out = []
+    text = asking_part(question)
+    for clause in _OFFER_ASK.finditer(text):
+        after = text[clause.end():]
+        found = next((v for v in _OFFER_VERB.finditer(after) if len(after[:v.start()].split()) <= SUBJECT_WORDS
+                      and not set(terms(v.group(1))) & skip), None)
+        if found is None or re.search(r"[.?!,;:]", after[:found.start()]):
+            continue  # no offering verb in this clause
+        name: list[str] = []
+        for w in re.findall(r"[\w'’-]+", found.group(2)):
+            if w.lower() in _THING_ENDS:
+                break
+            if w.lower() not in _NOT_THING:
+                name.append(w)
+        wanted = [t for w in name for t in terms(w) if t not in skip | QUESTION_WORDS | PARTICLES]
+        if wanted:
+            out.append((" ".join(name), list(dict.fromkeys(wanted))))
+    return out
+
+
 def of_type(sentence: str, kinds: set[str], accepted: set[str], priced: bool) -> bool:
     """Whether a sentence (of `kinds`) is of a type the question accepts. A bare number prices nothing
     (`priced`: a price question): "it starts within 1 business day", "a 3-year term", "my daughter is 9"
@@ -579,11 +623,21 @@ def assess(question: str, claims: list[str], context_text: str, facet_terms: set
             out.missing.append(f"{WHAT[qtype]}{' for ' + subject if subject else ''} in {' or '.join(sorted(asked))}")
     stated = set().union(*(with_compounds(c) for c in claims)) if claims else set()
     for name, word in named_asks(question, facet_terms):
-        other = {stem(_SPELLING[w]) for w in _SPELLING if stem(w) == word}  # the word as the answer may spell it
-        if word not in stated and not other & stated and not any(says_derived(derived_words(w), " ".join(claims))
-                                          for w in words(name) if stem(w) == word):
+        if not names(word, name, stated, claims):
             out.missing.append(f"the {name.lower()}")  # "the exchange-rate margin": never named in the answer
+    priced_claims = any("amount" in sentence_types(c) for c in claims)
+    for name, wanted in offered_things(question, facet_terms):
+        if not all(names(w, name, stated, claims) or (w in _MONEY_THINGS and priced_claims) for w in wanted):
+            out.missing.append(f"anything about {name}")  # "whether it installs water heaters": never named
     return out
+
+
+def names(word: str, name: str, stated: set[str], claims: list[str]) -> bool:
+    """Whether the claims (their terms: `stated`) name a word of the question's `name`: as written, in the
+    other spelling ("behaviour" / "behavior"), or as its noun or verb partner ("decision" / "decided")."""
+    other = {stem(_SPELLING[w]) for w in _SPELLING if stem(w) == word}
+    return word in stated or bool(other & stated) or any(
+        says_derived(derived_words(w), " ".join(claims)) for w in words(name) if stem(w) == word)
 
 
 SUBJECT_SPAN = 10  # words: a longer stretch of the question is read as its focus words alone

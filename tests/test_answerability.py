@@ -99,6 +99,35 @@ def test_a_thing_asked_for_by_name_is_answered_only_when_the_answer_names_it() -
         assert assess(question, [claim], "", set()).ok, question
 
 
+def test_whether_a_provider_offers_a_thing_is_answered_only_when_the_answer_names_the_thing() -> None:
+    """"Does Contoso install solar water heaters?" answered with Contoso's warranty rules does not say whether:
+    the answer must name the thing asked about. The asker's own doing ("can I pay for a flight with ...")
+    is no offer, the provider's name is no part of the thing, and money is named by an amount."""
+    water = "Does Contoso Solar install solar water heating systems?"
+    missing = assess(water, ["Contoso Solar warranties cover panels and inverters for 25 years."], "",
+                     set(terms("Contoso Solar"))).missing
+    assert missing == ["anything about solar water heating systems"]
+    assert assess(water, ["Contoso Solar does not install solar water heating systems."], "",
+                  set(terms("Contoso Solar"))).ok
+    # a verb that is a word of the provider's name ("Fabrikam Pet Cover") is not the offer; the next one is
+    liability = "Does Fabrikam Pet Cover include liability insurance if my dog bites a neighbour?"
+    facets = set(terms("Fabrikam Pet Cover"))
+    assert "anything about liability insurance" in assess(liability, ["Accidents are covered after 5 days."], "",
+                                                           facets).missing
+    assert assess(liability, ["Third-party liability insurance is not included."], "", facets).ok
+    # the second ask of a question in two parts; the thing's name ends before "if", "while"...
+    assert assess("What is the yearly limit, and does it pay for cremation if my pet dies?",
+                  ["The limit is $5,000 a year."], "", set()).missing == ["anything about cremation"]
+    assert assess("Will they give us a loaner phone while the claim is processed?",
+                  ["Claims are processed in 5 days."], "", set()).missing == ["anything about loaner phone"]
+    for question, claim in (("Can I pay for a Contoso flight with Bitcoin?", "Pay by card at booking."),  # asker
+                            ("Does Contoso give me a discount if I add a second pet?", "A 10% discount applies."),
+                            ("Can Contoso give me more grant money because of it?", "The grant can rise to $4,000."),
+                            ("How do I install the package with conda?", "Run conda install pkg."),  # how, not whether
+                            ("Does the plan cover behavioral therapy?", "Behavioural therapy is covered.")):
+        assert assess(question, [claim], "", set(terms("Contoso"))).ok, question
+
+
 def test_a_duration_question_is_answered_by_a_duration() -> None:
     sent = ["Rollovers are sent within 3 business days."]
     assert assess("How long does a rollover take?", sent, "", {"rollov"}).ok  # "take" asks how long, nothing more
