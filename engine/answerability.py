@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import pairwise
@@ -163,6 +164,7 @@ class Answerability:
     question_type: str
     focus: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)  # what the KB does not state, in words for a person
+    unknown: list[str] = field(default_factory=list)  # what the question is about, named nowhere in the KB
 
     @property
     def ok(self) -> bool:
@@ -569,9 +571,12 @@ def offered_things(question: str, skip: set[str]) -> list[tuple[str, list[str]]]
         for w in re.findall(r"[\w'’-]+", found.group(2)):
             if w.lower() in _THING_ENDS:
                 break
-            if w.lower() not in _NOT_THING:
+            if name or w.lower() not in _NOT_THING:
                 name.append(w)
-        wanted = [t for w in name for t in terms(w) if t not in skip | QUESTION_WORDS | PARTICLES]
+        while name and name[-1].lower() in _NOT_THING:
+            name.pop()
+        wanted = [t for w in name if w.lower() not in _NOT_THING for t in terms(w)
+                  if t not in skip | QUESTION_WORDS | PARTICLES]
         if wanted:
             out.append((" ".join(name), list(dict.fromkeys(wanted))))
     return out
@@ -594,8 +599,10 @@ _STARTS = re.compile(r"\b(after|following|upon|once)\s+((the|a|an|its|their|your
 TIMED = {"duration", "date"}
 
 
-def assess(question: str, claims: list[str], context_text: str, facet_terms: set[str]) -> Answerability:
-    """Whether the answer's claims answer the question's type and focus, and what is missing if not."""
+def assess(question: str, claims: list[str], context_text: str, facet_terms: set[str],
+           known: Callable[[str], bool] | None = None) -> Answerability:
+    """Whether the answer's claims answer the question's type and focus, and what is missing if not.
+    `known`: whether the knowledge base uses a term anywhere (see `Answerability.unknown`)."""
     qtype = question_type(question)
     focus = focus_terms(question, facet_terms, qtype)
     out = Answerability(qtype, focus)
@@ -622,13 +629,20 @@ def assess(question: str, claims: list[str], context_text: str, facet_terms: set
             # "the 2026 limit" answered with the 2025 one: a figure given for another year does not answer
             out.missing.append(f"{WHAT[qtype]}{' for ' + subject if subject else ''} in {' or '.join(sorted(asked))}")
     stated = set().union(*(with_compounds(c) for c in claims)) if claims else set()
+    one_ask = len(question_parts(question)) == 1
     for name, word in named_asks(question, facet_terms):
         if not names(word, name, stated, claims):
             out.missing.append(f"the {name.lower()}")  # "the exchange-rate margin": never named in the answer
+            if one_ask and known is not None and not known(word):
+                out.unknown.append(name)
     priced_claims = any("amount" in sentence_types(c) for c in claims)
     for name, wanted in offered_things(question, facet_terms):
         if not all(names(w, name, stated, claims) or (w in _MONEY_THINGS and priced_claims) for w in wanted):
             out.missing.append(f"anything about {name}")  # "whether it installs water heaters": never named
+            # "Does Contoso offer pet cloning?": a word of the thing no document uses. The KB is not about it
+            # (out of scope), unless the question asks something else too: that part's answer is kept.
+            if one_ask and known is not None and not all(known(w) for w in wanted):
+                out.unknown.append(name)
     return out
 
 

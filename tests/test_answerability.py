@@ -128,6 +128,42 @@ def test_whether_a_provider_offers_a_thing_is_answered_only_when_the_answer_name
         assert assess(question, [claim], "", set(terms("Contoso"))).ok, question
 
 
+def test_a_thing_no_document_names_is_out_of_scope_unless_the_question_asks_more() -> None:
+    """"Does Contoso offer pet cloning?" on a KB that never says "cloning" is about something the KB does not
+    cover (out of scope); a thing the KB names elsewhere, not in this answer, is only not stated here; in a
+    question in two parts the other part's answer is kept (uncertain, not out of scope)."""
+    vocabulary = set(terms("Contoso pets accident illness cover limit year insurance dental"))
+    known = vocabulary.__contains__
+    claims = ["Contoso covers accidents and illnesses up to $5,000 a year."]
+    cloning = assess("Does Contoso pay for pet cloning?", claims, "", set(terms("Contoso")), known)
+    assert cloning.unknown == ["pet cloning"] and cloning.missing == ["anything about pet cloning"]
+    dental = assess("Does Contoso include dental insurance?", claims, "", set(terms("Contoso")), known)
+    assert dental.missing == ["anything about dental insurance"] and dental.unknown == []
+    both = assess("What is the yearly limit, and does it pay for cloning?", claims, "", set(), known)
+    assert both.missing == ["anything about cloning"] and both.unknown == []
+    assert assess("Does Contoso pay for pet cloning?", claims, "", set(terms("Contoso"))).unknown == []  # no KB
+
+
+def test_through_the_engine_a_thing_no_document_names_abstains_and_one_it_names_is_uncertain(tmp_path) -> None:
+    """The graph (api.ask) and the LangGraph-free pipeline route alike: out of scope, saying which thing
+    no document mentions and what to ingest."""
+    from citewise import api
+    from citewise.config import Context
+    from citewise.engine.pipeline import answer
+
+    home = northwind_home(tmp_path, {"hardship.md": "---\nid: northwind-hardship\ntitle: Northwind hardship "
+                                     "withdrawals\ntopic: hardship\n---\n## Business rules\n- Hardship withdrawals "
+                                     "cover funeral expenses and tuition.\n"})
+    for run in (lambda q: api.ask(q, home=home, confidence_threshold=0.0),
+                lambda q: answer(q, ctx=Context(home=str(home), confidence_threshold=0.0))):
+        cloned = run("Does the Northwind savings plan loan cover pet cloning?")
+        assert cloned["decision"] == "out_of_scope", cloned["response"]["text"]
+        assert "mentions pet cloning" in cloned["response"]["text"] and not cloned["citations"]
+        assert cloned["metadata"]["suggested_content"] == "pet cloning"
+        named = run("Does the Northwind savings plan loan cover tuition?")
+        assert named["decision"] == "uncertain" and "tuition" in named["response"]["text"], named["response"]["text"]
+
+
 def test_a_duration_question_is_answered_by_a_duration() -> None:
     sent = ["Rollovers are sent within 3 business days."]
     assert assess("How long does a rollover take?", sent, "", {"rollov"}).ok  # "take" asks how long, nothing more
