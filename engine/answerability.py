@@ -164,7 +164,6 @@ class Answerability:
     question_type: str
     focus: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)  # what the KB does not state, in words for a person
-    unknown: list[str] = field(default_factory=list)  # what the question is about, named nowhere in the KB
 
     @property
     def ok(self) -> bool:
@@ -535,30 +534,39 @@ def named_asks(question: str, skip: set[str]) -> list[tuple[str, str]]:
     return out
 
 
-# "Does Contoso *install* solar water heaters?", "will it *pay for* cremation?": whether the provider offers
-# a thing, asked by naming the thing. An answer about the provider that never names it does not say
-# whether: the KB's nearest topic answered instead (its warranty rules for a water-heater question). Only
-# a clause that opens with the verb's auxiliary and has someone other than the asker as its subject ("can
-# *I* pay for a flight with ..." asks how the asker may pay, not what is offered).
-_OFFER_ASK = re.compile(r"(?:^|[.?!,;:]\s*|\b(?:and|but|also|plus)\s+)(?:do|does|did|will|would|can|could)\s+"
-                        r"(?!(?:i|we)\b)", re.IGNORECASE)
+# "Does Contoso *install* heat pumps?", "will it *pay for* acupuncture?": whether the provider offers a
+# thing, asked by naming the thing. An answer about the provider that never names it does not say whether:
+# the KB's nearest topic answered instead (its boiler warranty for a heat-pump question). Only a clause that
+# opens with the verb's auxiliary and has the provider as its subject: not the asker ("can *I* pay for a
+# flight with ..." asks how the asker may pay), nor "you" asked to do something ("could you provide a
+# summary": a request); "do you offer ..." asks the provider.
+_OFFER_ASK = re.compile(r"(?:^|[.?!,;:]\s*|\b(?:and|but|also|plus|or)\s+)(?:(?:do|does|did)\s+(?!(?:i|we)\b)|"
+                        r"(?:will|would|can|could)\s+(?!(?:i|we|you)\b))", re.IGNORECASE)
+_THING = r"[\w'’/-]+"
 _OFFER_VERB = re.compile(r"\b(offers?|sells?|installs?|includes?|provides?|gives?|supply|supplies|lends?|comes? with|"
-                         r"pays? for|covers?)\s+(?=((?:[\w'’-]+\s*){1,6}))", re.IGNORECASE)
-SUBJECT_WORDS = 5  # "does *the Corrib current account* come with": the furthest a verb stands from its auxiliary
-# Where the thing's name ends ("a discount *if* I pay a year up front", "a loaner phone *while* ...")
+                         r"pays? for|covers?)\s+(?=((?:" + _THING + r"\s*){1,8}))", re.IGNORECASE)
+_GIVING = frozenset(terms("offer give lend"))  # "give *students* a discount": the thing comes after its receiver
+SUBJECT_WORDS = 5  # "does *the Contoso everyday account* come with": the furthest a verb stands from its auxiliary
+# Where the thing's name ends ("a discount *if* I pay a year up front", "a courtesy car *while* ...")
 _THING_ENDS = frozenset(words("if when while whenever for to so because after before in on at from with during and "
                               "or but as than that which who once unless until by per of toward towards into like"))
-# Words in front of the thing that name no part of it: articles, pronouns, quantifiers ("give *me a* discount")
+# Words that are no part of a thing's name: articles, pronouns, quantifiers ("give *me a* discount")
 _NOT_THING = frozenset(words("a an any some the me us you them him her his my our your their its it this that "
-                             "these those more extra additional other another anything something"))
-# A thing named only as money ("give any money toward ..."): an amount in the answer names it
+                             "these those more extra additional other another anything something both either all"))
+# A name that only says which part of the thing ("the *cost of* a replacement phone", "*coverage for* IVF"):
+# the thing is what follows
+_PART_OF = frozenset(terms("cost costs price prices fee fees coverage cover support option options access"))
+# Information asked for, not a thing offered ("does it include a summary", "give me the steps")
+_INFORMATION = frozenset(terms("summary overview steps step details detail information info explanation list "
+                               "rundown breakdown example examples instructions guide description answer"))
+# A thing named only as money ("give any money toward moving costs"): an amount in the answer names it
 _MONEY_THINGS = frozenset(terms("money cash funds"))
 
 
 def offered_things(question: str, skip: set[str]) -> list[tuple[str, list[str]]]:
     """The things a yes/no question asks whether the provider offers, as (the name as asked, its terms an
     answer must state); the provider's own words (`skip`: the facets that chose the article) and a verb
-    that is one of them ("Tailwind Pet *Cover*") are not the thing."""
+    that is one of them (a provider called "... Pet *Cover*") are not the thing."""
     out = []
     text = asking_part(question)
     for clause in _OFFER_ASK.finditer(text):
@@ -567,19 +575,38 @@ def offered_things(question: str, skip: set[str]) -> list[tuple[str, list[str]]]
                       and not set(terms(v.group(1))) & skip), None)
         if found is None or re.search(r"[.?!,;:]", after[:found.start()]):
             continue  # no offering verb in this clause
-        name: list[str] = []
-        for w in re.findall(r"[\w'’-]+", found.group(2)):
-            if w.lower() in _THING_ENDS:
-                break
-            if name or w.lower() not in _NOT_THING:
-                name.append(w)
-        while name and name[-1].lower() in _NOT_THING:
-            name.pop()
-        wanted = [t for w in name if w.lower() not in _NOT_THING for t in terms(w)
-                  if t not in skip | QUESTION_WORDS | PARTICLES]
-        if wanted:
+        name = thing_name(re.findall(_THING, found.group(2)), giving=bool(set(terms(found.group(1))) & _GIVING))
+        wanted = [t for w in name for t in terms(w) if t not in skip | QUESTION_WORDS | PARTICLES]
+        if wanted and not set(wanted) & _INFORMATION:
             out.append((" ".join(name), list(dict.fromkeys(wanted))))
     return out
+
+
+def thing_name(tokens: list[str], giving: bool) -> list[str]:
+    """The words that name the thing, from those after the verb: up to where the name ends, past a name
+    of its part ("the cost of ..."), without a particle ("give *out* toasters") or the pronouns and
+    articles around it; of a receiver and a thing ("give students a discount", `giving`) the thing, of
+    a thing and its complement ("pay for cloning my dog") the thing."""
+    segments: list[list[str]] = [[]]
+    for w in tokens:
+        low = w.lower()
+        if low in _THING_ENDS:
+            named = [t for seg in segments for x in seg for t in terms(x)]
+            if low in ("of", "for") and named and set(named) <= _PART_OF:
+                segments = [[]]  # "the cost of a replacement phone": the phone is the thing
+                continue
+            break
+        if low in _NOT_THING:
+            if segments[-1]:
+                segments.append([])
+            continue
+        if not any(segments) and set(terms(w)) <= PARTICLES:
+            continue
+        segments[-1].append(w)
+    segments = [seg for seg in segments if seg]
+    if not segments:
+        return []
+    return segments[-1] if giving else segments[0]
 
 
 def of_type(sentence: str, kinds: set[str], accepted: set[str], priced: bool) -> bool:
@@ -600,9 +627,12 @@ TIMED = {"duration", "date"}
 
 
 def assess(question: str, claims: list[str], context_text: str, facet_terms: set[str],
-           known: Callable[[str], bool] | None = None) -> Answerability:
+           alternatives: dict[str, list[str]] | None = None,
+           said: Callable[[str], bool] | None = None) -> Answerability:
     """Whether the answer's claims answer the question's type and focus, and what is missing if not.
-    `known`: whether the knowledge base uses a term anywhere (see `Answerability.unknown`)."""
+    `alternatives`: the synonyms the KB lists for the question's terms (a thing named by its synonym is
+    named); `said`: whether a claim says a phrase in other words ("vet bills": "veterinary costs are
+    covered")."""
     qtype = question_type(question)
     focus = focus_terms(question, facet_terms, qtype)
     out = Answerability(qtype, focus)
@@ -629,28 +659,26 @@ def assess(question: str, claims: list[str], context_text: str, facet_terms: set
             # "the 2026 limit" answered with the 2025 one: a figure given for another year does not answer
             out.missing.append(f"{WHAT[qtype]}{' for ' + subject if subject else ''} in {' or '.join(sorted(asked))}")
     stated = set().union(*(with_compounds(c) for c in claims)) if claims else set()
-    one_ask = len(question_parts(question)) == 1
+    alternatives = alternatives or {}
     for name, word in named_asks(question, facet_terms):
-        if not names(word, name, stated, claims):
+        if not names(word, name, stated, claims, alternatives):
             out.missing.append(f"the {name.lower()}")  # "the exchange-rate margin": never named in the answer
-            if one_ask and known is not None and not known(word):
-                out.unknown.append(name)
     priced_claims = any("amount" in sentence_types(c) for c in claims)
     for name, wanted in offered_things(question, facet_terms):
-        if not all(names(w, name, stated, claims) or (w in _MONEY_THINGS and priced_claims) for w in wanted):
-            out.missing.append(f"anything about {name}")  # "whether it installs water heaters": never named
-            # "Does Contoso offer pet cloning?": a word of the thing no document uses. The KB is not about it
-            # (out of scope), unless the question asks something else too: that part's answer is kept.
-            if one_ask and known is not None and not all(known(w) for w in wanted):
-                out.unknown.append(name)
+        if not all(names(w, name, stated, claims, alternatives) or (w in _MONEY_THINGS and priced_claims)
+                   for w in wanted) and not (said and said(name)):
+            out.missing.append(f"anything about {name}")  # "whether it installs heat pumps": never named
     return out
 
 
-def names(word: str, name: str, stated: set[str], claims: list[str]) -> bool:
+def names(word: str, name: str, stated: set[str], claims: list[str],
+          alternatives: dict[str, list[str]] | None = None) -> bool:
     """Whether the claims (their terms: `stated`) name a word of the question's `name`: as written, in the
-    other spelling ("behaviour" / "behavior"), or as its noun or verb partner ("decision" / "decided")."""
+    other spelling ("behaviour" / "behavior"), as its noun or verb partner ("decision" / "decided"), or by
+    a synonym the KB lists for it ("SSO" / "single sign-on")."""
     other = {stem(_SPELLING[w]) for w in _SPELLING if stem(w) == word}
     return word in stated or bool(other & stated) or any(
+        terms(alt) and all(t in stated for t in terms(alt)) for alt in (alternatives or {}).get(word, [])) or any(
         says_derived(derived_words(w), " ".join(claims)) for w in words(name) if stem(w) == word)
 
 

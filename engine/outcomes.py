@@ -131,11 +131,9 @@ def subject_words(question: str) -> list[str]:
                               and stem(w) not in ASKING_WORDS and w not in PLAIN_WORDS))
 
 
-def abstained(kb: KnowledgeBase, inquiry: Inquiry, relevance: Relevance, reason: str = "",
-              about: list[str] | None = None) -> dict[str, Any]:
-    """The knowledge base does not cover the question: say so, and what would help, instead of guessing.
-    `about`: the thing asked about that no document names, when that is known (what to ingest)."""
-    asked = " or ".join(masked(a) for a in about) if about else " ".join(subject_words(inquiry.question)[:8])
+def abstained(kb: KnowledgeBase, inquiry: Inquiry, relevance: Relevance, reason: str = "") -> dict[str, Any]:
+    """The knowledge base does not cover the question: say so, and what would help, instead of guessing."""
+    asked = " ".join(subject_words(inquiry.question)[:8])
     subject = asked or "this subject"
     # Topic values are KB metadata: only plain short names (the caller may read) are listed back.
     topics = [t.replace("_", " ") for t in visible_facets(kb, inquiry.access).get("topic", [])
@@ -153,16 +151,6 @@ def abstained(kb: KnowledgeBase, inquiry: Inquiry, relevance: Relevance, reason:
     if inquiry.mode == "artifact":  # every heading present and empty: nothing is invented to fill them
         out["artifact"] = dump(shell(inquiry.artifact_type, one_line(masked(inquiry.question)).rstrip("?.! "), text))
     return out
-
-
-def abstain_reason(draft: Draft | None, verdict: Verdict | None) -> str:
-    """Why an answer abstains after generation: the model's reason, or the asked-about thing that no
-    document names (`Verdict.unknown`); none when retrieval found nothing relevant."""
-    if draft is not None and draft.cannot_answer:
-        return draft.reason
-    if verdict is not None and verdict.unknown:
-        return "No document in the knowledge base mentions " + " or ".join(verdict.unknown)
-    return ""
 
 
 def uncertain(ctx: Context, inquiry: Inquiry, verdict: Verdict | None, pack: ContextPack,

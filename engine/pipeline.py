@@ -161,11 +161,7 @@ def _answer(ctx: Context, raw: Mapping[str, Any], access: Access, timed: _Timer,
                         clock)
         update = outcomes.answered(verdict, resolution.missing)
         meta.update(outcomes.verdict_metadata(verdict))
-        step = routes.after_check(verdict.passed, verdict.confidence, attempts, ctx, not verdict.unanswered,
-                                  not verdict.unknown)
-        if step == "abstain":
-            return finish(outcomes.abstained(kb, inquiry, retrieval.relevance, outcomes.abstain_reason(draft, verdict),
-                                             verdict.unknown))
+        step = routes.after_check(verdict.passed, verdict.confidence, attempts, ctx, not verdict.unanswered)
         if step == "generate":
             feedback = verdict.feedback()
             continue

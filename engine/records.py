@@ -281,7 +281,6 @@ class Verdict:
     notes: dict[str, Any] = field(default_factory=dict)
     needs_review: bool = False  # e.g. two articles claim to govern the inquiry
     unanswered: list[str] = field(default_factory=list)  # what the question asks that the KB does not state
-    unknown: list[str] = field(default_factory=list)  # what the question is about that no document names
 
     def feedback(self) -> Feedback:
         return Feedback([v for v in self.violations if v.action != "masked"], [d.claim for d in self.dropped])

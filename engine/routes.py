@@ -35,13 +35,9 @@ def after_generate(draft: Draft) -> Literal["check_guardrails", "abstain"]:
 
 
 def after_check(passed: bool, confidence: float, attempts: int, ctx: Context,
-                answered: bool = True, covered: bool = True) -> Literal["generate", "uncertain", "abstain", "end"]:
-    """A question about something no document names (`covered` false: "does Contoso offer pet cloning?")
-    abstains, whatever the neighbouring text it found; a failed check earns a bounded regeneration; a
-    second failure, low confidence, or an answer that does not state what the question asks (the context
-    lacks it: regenerating cannot help) is `uncertain`."""
-    if not covered:
-        return "abstain"
+                answered: bool = True) -> Literal["generate", "uncertain", "end"]:
+    """A failed check earns a bounded regeneration; a second failure, low confidence, or an answer that
+    does not state what the question asks (the context lacks it: regenerating cannot help) is `uncertain`."""
     if not passed and attempts <= ctx.max_regenerations:
         return "generate"
     if not passed or not answered or confidence < ctx.confidence_threshold:

@@ -7,8 +7,7 @@
                                                       --(mode=artifact)--> build_artifact
     generate --(model: excerpts do not answer)--> abstain -> record
              --(draft)--> check_guardrails
-    check_guardrails --(asks about something no document names)--> abstain -> record
-                     --(failed, retries left)--> generate          (bounded by max_regenerations)
+    check_guardrails --(failed, retries left)--> generate          (bounded by max_regenerations)
                      --(failed / low confidence / unanswered)--> uncertain -> record
                      --(passed)--> record   (decision can_proceed, or needs_data if fields are missing)
     build_artifact --(no material for its core headings)--> abstain -> record
@@ -83,13 +82,12 @@ def route_after_generate(state: dict[str, Any]) -> Literal["check_guardrails", "
 
 
 def route_after_guardrails(state: dict[str, Any],
-                           runtime: Runtime[Context]) -> Literal["generate", "uncertain", "abstain", "record"]:
-    """A question about something no document names abstains; a failed check earns a bounded
-    regeneration; a second failure, low confidence or an unanswered question is `uncertain`; a passed
-    check is the answer (recorded)."""
+                           runtime: Runtime[Context]) -> Literal["generate", "uncertain", "record"]:
+    """A failed check earns a bounded regeneration; a second failure, low confidence or an unanswered
+    question is `uncertain`; a passed check is the answer (recorded)."""
     verdict = load(Verdict, state["verdict"])
     step = routes.after_check(verdict.passed, verdict.confidence, int(state.get("attempts") or 0),
-                              context_from(runtime.context), not verdict.unanswered, not verdict.unknown)
+                              context_from(runtime.context), not verdict.unanswered)
     return "record" if step == "end" else step
 
 
@@ -115,8 +113,7 @@ def build_graph(*, checkpointer: Any = None, name: str = "kb_agent", context_sch
     builder.add_conditional_edges("build_artifact", route_after_artifact,
                                   ["build_artifact", "abstain", "uncertain", "record"])
     builder.add_conditional_edges("generate", route_after_generate, ["check_guardrails", "abstain"])
-    builder.add_conditional_edges("check_guardrails", route_after_guardrails,
-                                  ["generate", "uncertain", "abstain", "record"])
+    builder.add_conditional_edges("check_guardrails", route_after_guardrails, ["generate", "uncertain", "record"])
     builder.add_edge("abstain", "record")
     builder.add_edge("uncertain", "record")
     builder.add_edge("record", END)
