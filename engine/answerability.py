@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import pairwise
@@ -534,79 +533,119 @@ def named_asks(question: str, skip: set[str]) -> list[tuple[str, str]]:
     return out
 
 
-# "Does Contoso *install* heat pumps?", "will it *pay for* acupuncture?": whether the provider offers a
-# thing, asked by naming the thing. An answer about the provider that never names it does not say whether:
-# the KB's nearest topic answered instead (its boiler warranty for a heat-pump question). Only a clause that
-# opens with the verb's auxiliary and has the provider as its subject: not the asker ("can *I* pay for a
-# flight with ..." asks how the asker may pay), nor "you" asked to do something ("could you provide a
-# summary": a request); "do you offer ..." asks the provider.
-_OFFER_ASK = re.compile(r"(?:^|[.?!,;:]\s*|\b(?:and|but|also|plus|or)\s+)(?:(?:do|does|did)\s+(?!(?:i|we)\b)|"
-                        r"(?:will|would|can|could)\s+(?!(?:i|we|you)\b))", re.IGNORECASE)
-_THING = r"[\w'’/-]+"
+# "Does Contoso *install* heat pumps?", "is acupuncture *covered*?": whether the provider offers a thing,
+# asked by naming the thing. An answer about the provider that never names it does not say whether: the
+# KB's nearest topic answered instead (its boiler warranty for a heat-pump question). Only a clause that
+# opens with the verb's auxiliary (or "whether", "if") and has someone other than the asker as its subject:
+# not "can *I* pay for a flight with ..." (how the asker may pay), nor "you" asked to do something ("could
+# you provide a summary": a request); "do you offer ..." asks the provider.
+_CLAUSE = r"(?:^|[.?!,;:]\s*|\s[-–—]\s+|\b(?:and|but|also|plus|or)\s+)"  # where a clause may open
+_OFFER_ASK = re.compile(_CLAUSE + r"(?:(?:do|does|did)\s+(?!(?:i|we)\b)|(?:will|would|can|could)\s+(?!(?:i|we|you)\b))|"
+                        r"\b(?:whether|if)\s+(?!(?:i|we)\b)", re.IGNORECASE)
 _OFFER_VERB = re.compile(r"\b(offers?|sells?|installs?|includes?|provides?|gives?|supply|supplies|lends?|comes? with|"
-                         r"pays? for|covers?)\s+(?=((?:" + _THING + r"\s*){1,8}))", re.IGNORECASE)
+                         r"pays?(?: out)? for|covers?)\s+(?=([^?.!;:]{1,160}))", re.IGNORECASE)
+# "Is acupuncture *covered*?", "are dental cleanings included in ...": the same question, passive
+_OFFERED = re.compile(r"(?:" + _CLAUSE + r"|\b(?:whether|if)\s+)(?:is|are)\s+((?:[\w'’/%()-]+\s+){1,5}?)"
+                      r"(?:covered|included|offered|provided|supplied|installed|sold|reimbursed)\b", re.IGNORECASE)
 _GIVING = frozenset(terms("offer give lend"))  # "give *students* a discount": the thing comes after its receiver
+_SUPPLYING = frozenset(terms("provide supply"))  # "provide *members* with towels": the thing comes after "with"
 SUBJECT_WORDS = 5  # "does *the Contoso everyday account* come with": the furthest a verb stands from its auxiliary
+_WORD = r"[\w'’/%()-]+|,"
+# After "and" or a comma, the words that open another clause ("..., and what is the excess?"), not a list item
+_CLAUSE_START = frozenset(words("what how when where which who why whether is are was were do does did can could will "
+                                "would should must may it they there i we you he she"))
 # Where the thing's name ends ("a discount *if* I pay a year up front", "a courtesy car *while* ...")
-_THING_ENDS = frozenset(words("if when while whenever for to so because after before in on at from with during and "
-                              "or but as than that which who once unless until by per of toward towards into like"))
+_THING_ENDS = frozenset(words("if when while whenever for to so because after before in on at from with during "
+                              "but as than that which who once unless until by per each every of toward towards into "
+                              "like"))
 # Words that are no part of a thing's name: articles, pronouns, quantifiers ("give *me a* discount")
 _NOT_THING = frozenset(words("a an any some the me us you them him her his my our your their its it this that "
                              "these those more extra additional other another anything something both either all"))
-# A name that only says which part of the thing ("the *cost of* a replacement phone", "*coverage for* IVF"):
-# the thing is what follows
-_PART_OF = frozenset(terms("cost costs price prices fee fees coverage cover support option options access"))
+# Words of manner and time that name nothing ("is the knee *still* covered", "does it install *automatically*")
+_MANNER = frozenset(words("still also already even ever really actually currently now always usually normally "
+                          "typically generally just only too automatically fully"))
+# A name that only says which part of the thing ("the *cost of* a replacement phone", "*coverage for* IVF",
+# "*access to* a gym", "2 free *days of* volunteering leave"): the thing is what follows
+_PERIODS = frozenset(terms("year years month months week weeks day days night nights hour hours time times"))
+_PART_OF = frozenset(terms("cost costs price prices fee fees coverage cover support option options access budget "
+                           "allowance repairs repair help")) | _PERIODS
 # Information asked for, not a thing offered ("does it include a summary", "give me the steps")
 _INFORMATION = frozenset(terms("summary overview steps step details detail information info explanation list "
                                "rundown breakdown example examples instructions guide description answer"))
-# A thing named only as money ("give any money toward moving costs"): an amount in the answer names it
+# A thing named only as money ("give any cash toward a wedding"): an amount in the answer names it
 _MONEY_THINGS = frozenset(terms("money cash funds"))
 
 
 def offered_things(question: str, skip: set[str]) -> list[tuple[str, list[str]]]:
     """The things a yes/no question asks whether the provider offers, as (the name as asked, its terms an
-    answer must state); the provider's own words (`skip`: the facets that chose the article) and a verb
-    that is one of them (a provider called "... Pet *Cover*") are not the thing."""
-    out = []
+    answer must state); each of a list ("x-rays and acupuncture") is asked. The provider's own words
+    (`skip`: the facets that chose the article) are not the thing, nor is a verb that is a capitalised
+    word of a name (a provider called "Contoso Home *Cover*")."""
+    out: list[tuple[str, list[str]]] = []
     text = asking_part(question)
     for clause in _OFFER_ASK.finditer(text):
         after = text[clause.end():]
         found = next((v for v in _OFFER_VERB.finditer(after) if len(after[:v.start()].split()) <= SUBJECT_WORDS
-                      and not set(terms(v.group(1))) & skip), None)
+                      and not (v.group(1)[0].isupper() and set(terms(v.group(1))) & skip)), None)
         if found is None or re.search(r"[.?!,;:]", after[:found.start()]):
             continue  # no offering verb in this clause
-        name = thing_name(re.findall(_THING, found.group(2)), giving=bool(set(terms(found.group(1))) & _GIVING))
-        wanted = [t for w in name for t in terms(w) if t not in skip | QUESTION_WORDS | PARTICLES]
-        if wanted and not set(wanted) & _INFORMATION:
-            out.append((" ".join(name), list(dict.fromkeys(wanted))))
+        verb = set(terms(found.group(1)))
+        for name in thing_names(re.findall(_WORD, found.group(2)), giving=bool(verb & _GIVING),
+                                supplying=bool(verb & _SUPPLYING)):
+            _add_thing(out, name, skip)
+    for found in _OFFERED.finditer(text):
+        for name in thing_names(re.findall(_WORD, found.group(1)), giving=False, supplying=False):
+            _add_thing(out, name, skip)
     return out
 
 
-def thing_name(tokens: list[str], giving: bool) -> list[str]:
-    """The words that name the thing, from those after the verb: up to where the name ends, past a name
-    of its part ("the cost of ..."), without a particle ("give *out* toasters") or the pronouns and
-    articles around it; of a receiver and a thing ("give students a discount", `giving`) the thing, of
-    a thing and its complement ("pay for cloning my dog") the thing."""
+def _add_thing(out: list[tuple[str, list[str]]], name: list[str], skip: set[str]) -> None:
+    wanted = [t for w in name for t in terms(w) if t not in skip | QUESTION_WORDS | PARTICLES and not t.isdigit()]
+    if wanted and not set(wanted) & _INFORMATION and (" ".join(name), wanted) not in out:
+        out.append((" ".join(name), list(dict.fromkeys(wanted))))
+
+
+def thing_names(tokens: list[str], giving: bool, supplying: bool) -> list[list[str]]:
+    """The names of the things, from the words after the verb: up to where the name ends, each of a list
+    ("x-rays, MRI scans and acupuncture"), past a name of its part ("the cost of ..."), without a particle
+    ("give *out* toasters"), the pronouns and articles around it or a period after it ("2 sessions *a
+    year*"). Of a receiver and a thing ("give students a discount", `giving`; "provide members with
+    towels", `supplying`) the thing; of a thing and its complement ("pay for grooming my cat") the thing."""
+    names: list[list[str]] = []
     segments: list[list[str]] = [[]]
-    for w in tokens:
+
+    def close() -> None:
+        kept = [seg for seg in segments if seg and not {t for w in seg for t in terms(w)} <= _PERIODS]
+        if kept:
+            names.append(kept[-1] if giving else kept[0])
+
+    for i, w in enumerate(tokens):
         low = w.lower()
+        if low in (",", "and", "or", "&", "nor"):
+            if i + 1 < len(tokens) and tokens[i + 1].lower() in _CLAUSE_START:
+                break  # "..., and what is the excess?": another question
+            if any(segments):
+                close()
+                segments = [[]]
+            continue
         if low in _THING_ENDS:
-            named = [t for seg in segments for x in seg for t in terms(x)]
-            if low in ("of", "for") and named and set(named) <= _PART_OF:
+            last = next((seg for seg in reversed(segments) if seg), [])
+            if low in ("of", "for", "to") and last and set(terms(last[-1])) <= _PART_OF:
                 segments = [[]]  # "the cost of a replacement phone": the phone is the thing
+                continue
+            if low == "with" and supplying:
+                segments = [[]]  # "provide members with towels": the towels are the thing
                 continue
             break
         if low in _NOT_THING:
             if segments[-1]:
                 segments.append([])
             continue
-        if not any(segments) and set(terms(w)) <= PARTICLES:
+        if (not any(segments) and set(terms(w)) <= PARTICLES) or low in _MANNER:
             continue
         segments[-1].append(w)
-    segments = [seg for seg in segments if seg]
-    if not segments:
-        return []
-    return segments[-1] if giving else segments[0]
+    close()
+    return names
 
 
 def of_type(sentence: str, kinds: set[str], accepted: set[str], priced: bool) -> bool:
@@ -627,12 +666,10 @@ TIMED = {"duration", "date"}
 
 
 def assess(question: str, claims: list[str], context_text: str, facet_terms: set[str],
-           alternatives: dict[str, list[str]] | None = None,
-           said: Callable[[str], bool] | None = None) -> Answerability:
+           alternatives: dict[str, list[str]] | None = None) -> Answerability:
     """Whether the answer's claims answer the question's type and focus, and what is missing if not.
     `alternatives`: the synonyms the KB lists for the question's terms (a thing named by its synonym is
-    named); `said`: whether a claim says a phrase in other words ("vet bills": "veterinary costs are
-    covered")."""
+    named)."""
     qtype = question_type(question)
     focus = focus_terms(question, facet_terms, qtype)
     out = Answerability(qtype, focus)
@@ -663,10 +700,10 @@ def assess(question: str, claims: list[str], context_text: str, facet_terms: set
     for name, word in named_asks(question, facet_terms):
         if not names(word, name, stated, claims, alternatives):
             out.missing.append(f"the {name.lower()}")  # "the exchange-rate margin": never named in the answer
-    priced_claims = any("amount" in sentence_types(c) for c in claims)
     for name, wanted in offered_things(question, facet_terms):
-        if not all(names(w, name, stated, claims, alternatives) or (w in _MONEY_THINGS and priced_claims)
-                   for w in wanted) and not (said and said(name)):
+        # named in one claim: "a credit card" is not named by "a line of credit" and "card transactions"
+        if not any(all(names(w, name, with_compounds(c), [c], alternatives) or (
+                w in _MONEY_THINGS and "amount" in sentence_types(c)) for w in wanted) for c in claims):
             out.missing.append(f"anything about {name}")  # "whether it installs heat pumps": never named
     return out
 

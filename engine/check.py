@@ -88,14 +88,6 @@ def answer_focus(kb: KnowledgeBase, question: str, sections: list[Section]) -> t
     return round(focus, 4), round(max(float(kb.embedder.embed_query(c) @ query) for c in claims), 4)
 
 
-# A thing asked about ("does it cover vet bills?") that the answer says in other words ("veterinary costs
-# are covered"): MiniLM cosine of the thing's name to the closest claim. Chosen on the DEV halves and a
-# review's probe of paraphrases: the dev questions about a thing the KB never states score at most 0.38
-# against their answers' claims (a liability-insurance question against accident rules), paraphrases the
-# KB states 0.40-0.77 ("bloodwork" / "blood tests" 0.41, "e-statements" / "paperless statements" 0.40).
-SAID_COSINE = 0.39
-
-
 def answered_or_missing(kb: KnowledgeBase, inquiry: Inquiry, resolution: Resolution | None, pack: ContextPack,
                         sections: list[Section]) -> list[str]:
     """What the question asks that the checked answer does not state (empty when it answers)."""
@@ -103,13 +95,8 @@ def answered_or_missing(kb: KnowledgeBase, inquiry: Inquiry, resolution: Resolut
         return []  # nothing left to judge: the empty answer is already a failed check
     claims = [strip_citations(item) for s in sections for _, item in s.items()]
     facet_terms = {t for values in inquiry.detected_facets.values() for v in values for t in term_set(v)}
-
-    def said(phrase: str) -> bool:  # the query path's in-memory cache: the claims are embedded for `match` too
-        query = kb.embedder.embed_query(phrase)
-        return max((float(kb.embedder.embed_query(c) @ query) for c in claims), default=0.0) >= SAID_COSINE
-
-    missing = assess(inquiry.question, claims, pack.text, facet_terms, synonym_alternatives(kb, inquiry.question),
-                     said).missing
+    missing = assess(inquiry.question, claims, pack.text, facet_terms,
+                     synonym_alternatives(kb, inquiry.question)).missing
     if resolution is not None and resolution.relaxed and resolution.article_id in kb.docs:
         missing += unnamed_facets(inquiry.detected_facets, kb.docs[resolution.article_id].metadata)
     missing += providers_unanswered(kb, inquiry, pack, sections)
