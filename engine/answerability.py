@@ -533,22 +533,18 @@ def named_asks(question: str, skip: set[str]) -> list[tuple[str, str]]:
     return out
 
 
-# "Does Contoso *install* heat pumps?", "is acupuncture *covered*?": whether the provider offers a thing,
+# "Does Contoso *install* heat pumps?", "will it *pay for* acupuncture?": whether the provider offers a thing,
 # asked by naming the thing. An answer about the provider that never names it does not say whether: the
 # KB's nearest topic answered instead (its boiler warranty for a heat-pump question). Only a clause that
-# opens with the verb's auxiliary (or "whether", "if") and has someone other than the asker as its subject:
+# opens with the verb's auxiliary and has someone other than the asker as its subject:
 # not "can *I* pay for a flight with ..." (how the asker may pay), nor "you" asked to do something ("could
 # you provide a summary": a request); "do you offer ..." asks the provider.
 _CLAUSE = r"(?:^|[.?!,;:]\s*|\s[-–—]\s+|\b(?:and|but|also|plus|or)\s+)"  # where a clause may open
-_OFFER_ASK = re.compile(_CLAUSE + r"(?:(?:do|does|did)\s+(?!(?:i|we)\b)|(?:will|would|can|could)\s+(?!(?:i|we|you)\b))|"
-                        r"\b(?:whether|if)\s+(?!(?:i|we)\b)", re.IGNORECASE)
+_OFFER_ASK = re.compile(_CLAUSE + r"(?:(?:do|does|did)\s+(?!(?:i|we)\b)|(?:will|would|can|could)\s+(?!(?:i|we|you)\b))",
+                        re.IGNORECASE)
 _OFFER_VERB = re.compile(r"\b(offers?|sells?|installs?|includes?|provides?|gives?|supply|supplies|lends?|comes? with|"
-                         r"pays?(?: out)? for|covers?)\s+(?=([^?.!;:]{1,160}))", re.IGNORECASE)
-# "Is acupuncture *covered*?", "are dental cleanings included in ...": the same question, passive
-_OFFERED = re.compile(r"(?:" + _CLAUSE + r"|\b(?:whether|if)\s+)(?:is|are)\s+((?:[\w'’/%()-]+\s+){1,5}?)"
-                      r"(?:covered|included|offered|provided|supplied|installed|sold|reimbursed)\b", re.IGNORECASE)
+                         r"pays?(?: out)? for|covers?)\s+(?=([^?.!;:–—]{1,160}))", re.IGNORECASE)
 _GIVING = frozenset(terms("offer give lend"))  # "give *students* a discount": the thing comes after its receiver
-_SUPPLYING = frozenset(terms("provide supply"))  # "provide *members* with towels": the thing comes after "with"
 SUBJECT_WORDS = 5  # "does *the Contoso everyday account* come with": the furthest a verb stands from its auxiliary
 _WORD = r"[\w'’/%()-]+|,"
 # After "and" or a comma, the words that open another clause ("..., and what is the excess?"), not a list item
@@ -561,9 +557,6 @@ _THING_ENDS = frozenset(words("if when while whenever for to so because after be
 # Words that are no part of a thing's name: articles, pronouns, quantifiers ("give *me a* discount")
 _NOT_THING = frozenset(words("a an any some the me us you them him her his my our your their its it this that "
                              "these those more extra additional other another anything something both either all"))
-# Words of manner and time that name nothing ("is the knee *still* covered", "does it install *automatically*")
-_MANNER = frozenset(words("still also already even ever really actually currently now always usually normally "
-                          "typically generally just only too automatically fully"))
 # A name that only says which part of the thing ("the *cost of* a replacement phone", "*coverage for* IVF",
 # "*access to* a gym", "2 free *days of* volunteering leave"): the thing is what follows
 _PERIODS = frozenset(terms("year years month months week weeks day days night nights hour hours time times"))
@@ -589,12 +582,7 @@ def offered_things(question: str, skip: set[str]) -> list[tuple[str, list[str]]]
                       and not (v.group(1)[0].isupper() and set(terms(v.group(1))) & skip)), None)
         if found is None or re.search(r"[.?!,;:]", after[:found.start()]):
             continue  # no offering verb in this clause
-        verb = set(terms(found.group(1)))
-        for name in thing_names(re.findall(_WORD, found.group(2)), giving=bool(verb & _GIVING),
-                                supplying=bool(verb & _SUPPLYING)):
-            _add_thing(out, name, skip)
-    for found in _OFFERED.finditer(text):
-        for name in thing_names(re.findall(_WORD, found.group(1)), giving=False, supplying=False):
+        for name in thing_names(re.findall(_WORD, found.group(2)), giving=bool(set(terms(found.group(1))) & _GIVING)):
             _add_thing(out, name, skip)
     return out
 
@@ -605,12 +593,14 @@ def _add_thing(out: list[tuple[str, list[str]]], name: list[str], skip: set[str]
         out.append((" ".join(name), list(dict.fromkeys(wanted))))
 
 
-def thing_names(tokens: list[str], giving: bool, supplying: bool) -> list[list[str]]:
+def thing_names(tokens: list[str], giving: bool) -> list[list[str]]:
     """The names of the things, from the words after the verb: up to where the name ends, each of a list
     ("x-rays, MRI scans and acupuncture"), past a name of its part ("the cost of ..."), without a particle
     ("give *out* toasters"), the pronouns and articles around it or a period after it ("2 sessions *a
-    year*"). Of a receiver and a thing ("give students a discount", `giving`; "provide members with
-    towels", `supplying`) the thing; of a thing and its complement ("pay for grooming my cat") the thing."""
+    year*") or a dash. Of a receiver and a thing ("give students a discount", `giving`) the thing; of a
+    thing and its complement ("pay for grooming my cat") the thing. Not read: the passive ("is my dog's
+    surgery covered?" names the asker's case, not a thing offered), "if" clauses (conditions), lists of
+    clauses."""
     names: list[list[str]] = []
     segments: list[list[str]] = [[]]
 
@@ -628,20 +618,18 @@ def thing_names(tokens: list[str], giving: bool, supplying: bool) -> list[list[s
                 close()
                 segments = [[]]
             continue
-        if low in _THING_ENDS:
+        if low in _THING_ENDS or not low.strip("-"):  # a word that ends the name, or a dash
             last = next((seg for seg in reversed(segments) if seg), [])
-            if low in ("of", "for", "to") and last and set(terms(last[-1])) <= _PART_OF:
+            if last and ((low in ("of", "for") and set(terms(last[-1])) <= _PART_OF)
+                         or (low == "to" and last[-1].lower() == "access")):
                 segments = [[]]  # "the cost of a replacement phone": the phone is the thing
-                continue
-            if low == "with" and supplying:
-                segments = [[]]  # "provide members with towels": the towels are the thing
                 continue
             break
         if low in _NOT_THING:
             if segments[-1]:
                 segments.append([])
             continue
-        if (not any(segments) and set(terms(w)) <= PARTICLES) or low in _MANNER:
+        if not any(segments) and set(terms(w)) <= PARTICLES:
             continue
         segments[-1].append(w)
     close()
