@@ -553,10 +553,18 @@ _CLAUSE_START = frozenset(words("what how when where which who why whether is ar
 # Where the thing's name ends ("a discount *if* I pay a year up front", "a courtesy car *while* ...")
 _THING_ENDS = frozenset(words("if when while whenever for to so because after before in on at from with during "
                               "but as than that which who once unless until by per each every of toward towards into "
-                              "like"))
+                              "like outside inside within across between except"))
 # Words that are no part of a thing's name: articles, pronouns, quantifiers ("give *me a* discount")
 _NOT_THING = frozenset(words("a an any some the me us you them him her his my our your their its it this that "
                              "these those more extra additional other another anything something both either all"))
+# Words of manner that name nothing ("does it install dependencies *automatically*", "cover *only* accidents"),
+# and "free": whether it costs is answered by a price as well ("a $3 fee")
+_MANNER = frozenset(words("automatically only also still even ever really actually just free"))
+# Who receives, in "provide *staff* with a laptop": the thing is after "with" ("provide a laptop with the
+# job": before it)
+_RECEIVERS = frozenset(terms("staff employees employee workers customers customer members member clients client "
+                             "students student tenants tenant residents resident users user patients patient parents "
+                             "families people"))
 # A name that only says which part of the thing ("the *cost of* a replacement phone", "*coverage for* IVF",
 # "*access to* a gym", "2 free *days of* volunteering leave"): the thing is what follows
 _PERIODS = frozenset(terms("year years month months week weeks day days night nights hour hours time times"))
@@ -575,7 +583,7 @@ def offered_things(question: str, skip: set[str]) -> list[tuple[str, list[str]]]
     (`skip`: the facets that chose the article) are not the thing, nor is a verb that is a capitalised
     word of a name (a provider called "Contoso Home *Cover*")."""
     out: list[tuple[str, list[str]]] = []
-    text = asking_part(question)
+    text = re.sub(r"\[[A-Z_]+\]", " ", asking_part(question))  # masked data ([EMAIL]) names nothing
     for clause in _OFFER_ASK.finditer(text):
         after = text[clause.end():]
         found = next((v for v in _OFFER_VERB.finditer(after) if len(after[:v.start()].split()) <= SUBJECT_WORDS
@@ -588,7 +596,9 @@ def offered_things(question: str, skip: set[str]) -> list[tuple[str, list[str]]]
 
 
 def _add_thing(out: list[tuple[str, list[str]]], name: list[str], skip: set[str]) -> None:
-    wanted = [t for w in name for t in terms(w) if t not in skip | QUESTION_WORDS | PARTICLES and not t.isdigit()]
+    # a hyphenated word as one ("pre-existing" meets "preexisting"; "pre-existing" in a claim is joined too)
+    wanted = [t for w in name for t in terms(w.replace("-", "")) if t not in skip | QUESTION_WORDS | PARTICLES
+              and not t.isdigit()]
     if wanted and not set(wanted) & _INFORMATION and (" ".join(name), wanted) not in out:
         out.append((" ".join(name), list(dict.fromkeys(wanted))))
 
@@ -597,10 +607,10 @@ def thing_names(tokens: list[str], giving: bool) -> list[list[str]]:
     """The names of the things, from the words after the verb: up to where the name ends, each of a list
     ("x-rays, MRI scans and acupuncture"), past a name of its part ("the cost of ..."), without a particle
     ("give *out* toasters"), the pronouns and articles around it or a period after it ("2 sessions *a
-    year*") or a dash. Of a receiver and a thing ("give students a discount", `giving`) the thing; of a
-    thing and its complement ("pay for grooming my cat") the thing. Not read: the passive ("is my dog's
-    surgery covered?" names the asker's case, not a thing offered), "if" clauses (conditions), lists of
-    clauses."""
+    year*") or a dash, without a manner word or whose it is ("my dog's"). Of a receiver and a thing ("give
+    students a discount", `giving`; "provide staff with a laptop") the thing; of a thing and its complement
+    ("pay for grooming my cat") the thing. Not read: the passive ("is my pet's surgery covered?" names the
+    asker's case, not a thing offered), "if" clauses (conditions), lists of clauses."""
     names: list[list[str]] = []
     segments: list[list[str]] = [[]]
 
@@ -624,13 +634,18 @@ def thing_names(tokens: list[str], giving: bool) -> list[list[str]]:
                          or (low == "to" and last[-1].lower() == "access")):
                 segments = [[]]  # "the cost of a replacement phone": the phone is the thing
                 continue
+            if low == "with" and (not last or set(terms(last[-1])) <= _RECEIVERS):
+                segments = [[]]  # "provide staff with a laptop": the laptop is the thing
+                continue
             break
         if low in _NOT_THING:
             if segments[-1]:
                 segments.append([])
             continue
-        if not any(segments) and set(terms(w)) <= PARTICLES:
+        if (not any(segments) and set(terms(w)) <= PARTICLES) or low in _MANNER:
             continue
+        if re.search(r"['’]s$|s['’]$", low):
+            continue  # whose it is ("my dog's physiotherapy"), not what
         segments[-1].append(w)
     close()
     return names
@@ -691,9 +706,25 @@ def assess(question: str, claims: list[str], context_text: str, facet_terms: set
     for name, wanted in offered_things(question, facet_terms):
         # named in one claim: "a credit card" is not named by "a line of credit" and "card transactions"
         if not any(all(names(w, name, with_compounds(c), [c], alternatives) or (
-                w in _MONEY_THINGS and "amount" in sentence_types(c)) for w in wanted) for c in claims):
+                w in _MONEY_THINGS and "amount" in sentence_types(c)) for w in wanted)
+                or all(t in with_compounds(spelt(c.lower())) for t in _spelt_terms(wanted, name))
+                for c in claims):
             out.missing.append(f"anything about {name}")  # "whether it installs heat pumps": never named
     return out
+
+
+def spelt(text: str) -> str:
+    """Text spelt one way for British and American forms ("anaesthesia" / "anesthesia", "hospitalisation" /
+    "hospitalization", "colour" / "color"), before its terms are taken; both sides of a comparison go
+    through it."""
+    return text.replace("ae", "e").replace("oe", "e").replace("isa", "iza").replace("ise", "ize").replace("our", "or")
+
+
+def _spelt_terms(wanted: list[str], name: str) -> list[str]:
+    """The thing's terms (`wanted`, from `name`) as `spelt` writes them."""
+    keep = set(wanted)
+    return [t for w in name.split() if set(terms(w.lower().replace("-", ""))) & keep
+            for t in terms(spelt(w.lower().replace("-", "")))]
 
 
 def names(word: str, name: str, stated: set[str], claims: list[str],

@@ -135,22 +135,28 @@ def test_whether_a_provider_offers_a_thing_is_answered_only_when_the_answer_name
                              ("Will the plan cover the cost of a replacement phone?", ["replacement phone"]),
                              ("Does Fabrikam offer coverage for IVF?", ["IVF"]),
                              ("Does Contoso offer 24/7 support?", ["24/7 support"]),
-                             ("Will Contoso give out free toasters?", ["free toasters"]),
+                             ("Will Contoso give out free toasters?", ["toasters"]),
                              ("Does the plan cover both dental and vision?", ["dental", "vision"]),
                              ("Does Fabrikam cover MRI scans, blood tests and acupuncture?",
                               ["MRI scans", "blood tests", "acupuncture"]),
                              ("Does Fabrikam cover acupuncture, and what is the excess?", ["acupuncture"]),
                              ("Does Contoso offer 2 free acupuncture sessions a year?",
-                              ["2 free acupuncture sessions"]),
+                              ["2 acupuncture sessions"]),
                              ("Does Woodgrove give access to a gym?", ["gym"]),
                              ("Does Woodgrove offer 2 free days of volunteering leave?", ["volunteering leave"]),
                              ("Does Contoso give a 15% discount to seniors?", ["15% discount"]),
-                             ("Does it charge a fee, or does it offer free transfers?", ["free transfers"]),
+                             ("Does it charge a fee, or does it offer free transfers?", ["transfers"]),
                              ("Fabrikam - do they cover acupuncture?", ["acupuncture"]),
                              ("Does it include supply chain insurance?", ["supply chain insurance"]),
                              ("Does Tailspin provide a phone with the plan?", ["phone"]),
                              ("Does Tailspin offer roaming — including calls in the EU?", ["roaming"]),
-                             ("Does Tailspin offer roaming - including calls in the EU?", ["roaming"])):
+                             ("Does Tailspin offer roaming - including calls in the EU?", ["roaming"]),
+                             ("Does Woodgrove provide staff with a laptop?", ["laptop"]),
+                             ("Does Woodgrove provide a laptop with the job?", ["laptop"]),
+                             ("Does the Northwind CLI install dependencies automatically?", ["dependencies"]),
+                             ("Does Fabrikam cover my dog's physiotherapy?", ["physiotherapy"]),
+                             ("Does Contoso give [NUMBER] cardholders cashback?", ["cardholders cashback"]),
+                             ("Does Contoso offer roaming outside the EU?", ["roaming"])):
 
         found = [name for name, _ in offered_things(question, set(terms("Contoso Fabrikam Woodgrove")))]
         assert found == things, question
@@ -170,6 +176,16 @@ def test_whether_a_provider_offers_a_thing_is_answered_only_when_the_answer_name
                             ("How do I install the package with conda?", "Run conda install pkg."),  # how, not whether
                             ("Does the plan cover behavioral therapy?", "Behavioural therapy is covered.")):
         assert assess(question, [claim], "", set(terms("Contoso"))).ok, question
+
+
+def test_a_thing_is_named_in_either_spelling_joined_or_hyphenated_and_free_is_answered_by_a_price() -> None:
+    """(review) British and American spellings, a hyphenated word written closed, and "free" (a price answers
+    it) do not make a stated thing unstated."""
+    for question, claim in (("Does Fabrikam cover pre-existing conditions?", "Preexisting conditions are not covered."),
+                            ("Does Fabrikam cover anesthesia?", "Anaesthesia and hospitalisation are covered."),
+                            ("Does Fabrikam cover hospitalization?", "Anaesthesia and hospitalisation are covered."),
+                            ("Does Contoso offer free ATM withdrawals abroad?", "ATM withdrawals abroad cost $3.")):
+        assert assess(question, [claim], "", set(terms("Fabrikam Contoso"))).ok, question
 
 
 def test_a_thing_is_named_by_a_synonym_the_kb_lists_and_in_one_claim() -> None:
