@@ -703,12 +703,15 @@ def assess(question: str, claims: list[str], context_text: str, facet_terms: set
     for name, word in named_asks(question, facet_terms):
         if not names(word, name, stated, claims, alternatives):
             out.missing.append(f"the {name.lower()}")  # "the exchange-rate margin": never named in the answer
-    for name, wanted in offered_things(question, facet_terms):
+    offered = offered_things(question, facet_terms)
+    # each claim read once: its terms, its terms spelt one way, whether it gives an amount
+    read = [(c, with_compounds(c), with_compounds(spelt(c.lower())), "amount" in sentence_types(c))
+            for c in claims] if offered else []
+    for name, wanted in offered:
+        respelt = _spelt_terms(wanted, name)
         # named in one claim: "a credit card" is not named by "a line of credit" and "card transactions"
-        if not any(all(names(w, name, with_compounds(c), [c], alternatives) or (
-                w in _MONEY_THINGS and "amount" in sentence_types(c)) for w in wanted)
-                or all(t in with_compounds(spelt(c.lower())) for t in _spelt_terms(wanted, name))
-                for c in claims):
+        if not any(all(names(w, name, terms_of, [c], alternatives) or (w in _MONEY_THINGS and priced) for w in wanted)
+                   or all(t in spelt_terms for t in respelt) for c, terms_of, spelt_terms, priced in read):
             out.missing.append(f"anything about {name}")  # "whether it installs heat pumps": never named
     return out
 
