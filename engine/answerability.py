@@ -570,6 +570,12 @@ _RECEIVERS = frozenset(terms("staff employees employee workers customers custome
 _PERIODS = frozenset(terms("year years month months week weeks day days night nights hour hours time times"))
 _PART_OF = frozenset(terms("cost costs price prices fee fees coverage cover support option options access budget "
                            "allowance repairs repair help")) | _PERIODS
+# A last word of no weight in a thing of several ("hydrotherapy *sessions*", "relocation *expenses*", "gym
+# *fees*"): the words before it name the thing; alone it is the thing ("does it include a fee?")
+_GENERIC_HEADS = frozenset(terms("session sessions expense expenses service services program programs programme "
+                                 "programmes plan plans benefit benefits option options cost costs fee fees charge "
+                                 "charges product products package packages feature features scheme schemes system "
+                                 "systems"))
 # Information asked for, not a thing offered ("does it include a summary", "give me the steps")
 _INFORMATION = frozenset(terms("summary overview steps step details detail information info explanation list "
                                "rundown breakdown example examples instructions guide description answer"))
@@ -599,6 +605,8 @@ def _add_thing(out: list[tuple[str, list[str]]], name: list[str], skip: set[str]
     # a hyphenated word as one ("pre-existing" meets "preexisting"; "pre-existing" in a claim is joined too)
     wanted = [t for w in name for t in terms(w.replace("-", "")) if t not in skip | QUESTION_WORDS | PARTICLES
               and not t.isdigit()]
+    if len(wanted) > 1 and wanted[-1] in _GENERIC_HEADS:
+        wanted = wanted[:-1]
     if wanted and not set(wanted) & _INFORMATION and (" ".join(name), wanted) not in out:
         out.append((" ".join(name), list(dict.fromkeys(wanted))))
 
