@@ -570,12 +570,10 @@ _RECEIVERS = frozenset(terms("staff employees employee workers customers custome
 _PERIODS = frozenset(terms("year years month months week weeks day days night nights hour hours time times"))
 _PART_OF = frozenset(terms("cost costs price prices fee fees coverage cover support option options access budget "
                            "allowance repairs repair help")) | _PERIODS
-# A last word of no weight in a thing of several ("hydrotherapy *sessions*", "relocation *expenses*", "gym
-# *fees*"): the words before it name the thing; alone it is the thing ("does it include a fee?")
-_GENERIC_HEADS = frozenset(terms("session sessions expense expenses service services program programs programme "
-                                 "programmes plan plans benefit benefits option options cost costs fee fees charge "
-                                 "charges product products package packages feature features scheme schemes system "
-                                 "systems"))
+# A last word that counts the thing out ("hydrotherapy *sessions*", "physio *visits*"): the words before it name
+# the thing. Not a plan, scheme, service, system, fee or expense: a review found those carry the meaning ("a
+# family *plan*" is not answered by "family leave", "a monthly *fee*" not by "monthly statements").
+_GENERIC_HEADS = frozenset(terms("session sessions visit visits appointment appointments"))
 # Information asked for, not a thing offered ("does it include a summary", "give me the steps")
 _INFORMATION = frozenset(terms("summary overview steps step details detail information info explanation list "
                                "rundown breakdown example examples instructions guide description answer"))
