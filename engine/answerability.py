@@ -502,11 +502,21 @@ _DATA_NOUNS = frozenset(terms("information info details detail data documents do
                               "fields field else people person persons"))
 
 
-# British and American spellings of one word: either in the question meets the other in the answer
-_SPELLING_PAIRS = (("licence", "license"), ("colour", "color"), ("centre", "center"), ("programme", "program"),
-                   ("cheque", "check"), ("catalogue", "catalog"), ("authorisation", "authorization"),
-                   ("organisation", "organization"), ("behaviour", "behavior"), ("favourite", "favorite"))
-_SPELLING = {a: b for pair in _SPELLING_PAIRS for a, b in (pair, pair[::-1])}
+# British and American spellings: one form for both sides of a comparison ("anaesthesia" / "anesthesia",
+# "hospitalisation" / "hospitalization", "colour" / "color", "licence" / "license", "centre" / "center",
+# "programme" / "program", "cheque" / "check", "catalogue" / "catalog"). Applied to both sides, a rule can
+# only make two words meet, never part them.
+_SPELT = ((re.compile(r"ae|oe"), "e"), (re.compile(r"is(a|e|i)"), r"iz\1"), (re.compile(r"our"), "or"),
+          (re.compile(r"ence\b"), "ense"), (re.compile(r"tre\b"), "ter"), (re.compile(r"mme\b"), "m"),
+          (re.compile(r"\bcheque"), "check"), (re.compile(r"ogue\b"), "og"))
+
+
+def spelt(text: str) -> str:
+    """Lower-case text spelt one way for British and American forms, before its terms are taken."""
+    text = text.lower()
+    for pattern, repl in _SPELT:
+        text = pattern.sub(repl, text)
+    return text
 
 
 def named_asks(question: str, skip: set[str]) -> list[tuple[str, str]]:
@@ -517,7 +527,7 @@ def named_asks(question: str, skip: set[str]) -> list[tuple[str, str]]:
     methods"): a list of the kind answers it, naming each one."""
     out = []
     for found in _NAMED_ASK.finditer(asking_part(question)):
-        written = [_SPELLING.get(w, w) for w in found.group(2).lower().split()
+        written = [w for w in found.group(2).lower().split()
                    if stem(w) not in QUESTION_WORDS and not w.endswith("ly")]  # "what *exactly* is covered"
         if cut := next((i for i, w in enumerate(written) if w in _NAME_ENDS), None):
             written = written[:cut]  # "how many *days* after move-in": the name ends at its preposition
@@ -711,7 +721,7 @@ def assess(question: str, claims: list[str], context_text: str, facet_terms: set
             out.missing.append(f"the {name.lower()}")  # "the exchange-rate margin": never named in the answer
     offered = offered_things(question, facet_terms)
     # each claim read once: its terms, its terms spelt one way, whether it gives an amount
-    read = [(c, with_compounds(c), with_compounds(spelt(c.lower())), "amount" in sentence_types(c))
+    read = [(c, with_compounds(c), with_compounds(spelt(c)), "amount" in sentence_types(c))
             for c in claims] if offered else []
     for name, wanted in offered:
         respelt = _spelt_terms(wanted, name)
@@ -722,18 +732,11 @@ def assess(question: str, claims: list[str], context_text: str, facet_terms: set
     return out
 
 
-def spelt(text: str) -> str:
-    """Text spelt one way for British and American forms ("anaesthesia" / "anesthesia", "hospitalisation" /
-    "hospitalization", "colour" / "color"), before its terms are taken; both sides of a comparison go
-    through it."""
-    return text.replace("ae", "e").replace("oe", "e").replace("isa", "iza").replace("ise", "ize").replace("our", "or")
-
-
 def _spelt_terms(wanted: list[str], name: str) -> list[str]:
     """The thing's terms (`wanted`, from `name`) as `spelt` writes them."""
     keep = set(wanted)
     return [t for w in name.split() if set(terms(w.lower().replace("-", ""))) & keep
-            for t in terms(spelt(w.lower().replace("-", "")))]
+            for t in terms(spelt(w.replace("-", "")))]
 
 
 def names(word: str, name: str, stated: set[str], claims: list[str],
@@ -741,8 +744,8 @@ def names(word: str, name: str, stated: set[str], claims: list[str],
     """Whether the claims (their terms: `stated`) name a word of the question's `name`: as written, in the
     other spelling ("behaviour" / "behavior"), as its noun or verb partner ("decision" / "decided"), or by
     a synonym the KB lists for it ("SSO" / "single sign-on")."""
-    other = {stem(_SPELLING[w]) for w in _SPELLING if stem(w) == word}
-    return word in stated or bool(other & stated) or any(
+    respelt = {t for w in words(name) if stem(w) == word for t in terms(spelt(w))}
+    return word in stated or bool(respelt and respelt <= with_compounds(spelt(" ".join(claims)))) or any(
         terms(alt) and all(t in stated for t in terms(alt)) for alt in (alternatives or {}).get(word, [])) or any(
         says_derived(derived_words(w), " ".join(claims)) for w in words(name) if stem(w) == word)
 
