@@ -503,12 +503,17 @@ _DATA_NOUNS = frozenset(terms("information info details detail data documents do
 
 
 # British and American spellings: one form for both sides of a comparison ("anaesthesia" / "anesthesia",
-# "hospitalisation" / "hospitalization", "colour" / "color", "licence" / "license", "centre" / "center",
+# "hospitalisation" / "hospitalization", "colour" / "color", "licence" / "license", "centres" / "centers",
 # "programme" / "program", "cheque" / "check", "catalogue" / "catalog"). Applied to both sides, a rule can
-# only make two words meet, never part them.
-_SPELT = ((re.compile(r"ae|oe"), "e"), (re.compile(r"is(a|e|i)"), r"iz\1"), (re.compile(r"our"), "or"),
-          (re.compile(r"ence\b"), "ense"), (re.compile(r"tre\b"), "ter"), (re.compile(r"mme\b"), "m"),
-          (re.compile(r"\bcheque"), "check"), (re.compile(r"ogue\b"), "og"))
+# only make two words meet, never part them; so each is kept to the suffixes where the spellings differ (a
+# review: "poet" met "pet", "prize" met "prise", "tour" met "tor").
+_END = r"(?=s?\b)"  # at the end of a word, or before its plural "s"
+_SPELT = ((re.compile(r"ae"), "e"),  # not "oe": "poet" is no "pet", "canoe" no "cane"
+          # the suffixes only, after a stem of four letters ("organisation", "realised"; "prise" is no "prize")
+          (re.compile(r"(?<=[a-z]{4})is(?=(e|ed|es|ing|ation|ations|er|ers)\b)"), "iz"),
+          (re.compile(r"(?<=[a-z]{2})our(?=(s|ed|ing|ite|ites|able|al|ful)?\b)"), "or"),  # "colour"; not "tour"
+          (re.compile(r"ence" + _END), "ense"), (re.compile(r"tre" + _END), "ter"), (re.compile(r"mme" + _END), "m"),
+          (re.compile(r"\bcheque"), "check"), (re.compile(r"ogue" + _END), "og"))
 
 
 def spelt(text: str) -> str:

@@ -189,6 +189,14 @@ def test_a_thing_is_named_in_either_spelling_joined_or_hyphenated_and_free_is_an
                             ("Would Fabrikam cover hydrotherapy sessions?", "Hydrotherapy is covered up to $1,000."),
                             ("Does Contoso pay for physio visits?", "Physio is covered up to 10 times a year.")):
         assert assess(question, [claim], "", set(terms("Fabrikam Contoso"))).ok, question
+    # (review) one spelling rule for both checks: plurals too; it never merges two words ("poet" / "pet")
+    for question, claim, named in (("What license does the bank require?", "The bank requires licences.", True),
+                                   ("Does Contoso cover licences?", "Contoso covers licenses up to $50.", True),
+                                   ("What catalog does Contoso publish?", "Contoso publishes catalogues.", True),
+                                   ("What poet does Contoso sponsor?", "Contoso sponsors a pet.", False),
+                                   ("What prize does Contoso award?", "Contoso awards a prise.", False),
+                                   ("What tour does Contoso run?", "Contoso runs a tor.", False)):
+        assert assess(question, [claim], "", set(terms("Contoso"))).ok is named, question
     # (review) a plan, a fee, an expense carries the meaning
     for question, claim in (("Does Contoso offer a family plan?", "Contoso offers 12 weeks of family leave."),
                             ("Does it include a monthly fee?", "You receive monthly statements."),
