@@ -725,23 +725,14 @@ def assess(question: str, claims: list[str], context_text: str, facet_terms: set
         if not names(word, name, stated, claims, alternatives):
             out.missing.append(f"the {name.lower()}")  # "the exchange-rate margin": never named in the answer
     offered = offered_things(question, facet_terms)
-    # each claim read once: its terms, its terms spelt one way, whether it gives an amount
-    read = [(c, with_compounds(c), with_compounds(spelt(c)), "amount" in sentence_types(c))
-            for c in claims] if offered else []
+    # each claim read once: its terms, whether it gives an amount
+    read = [(c, with_compounds(c), "amount" in sentence_types(c)) for c in claims] if offered else []
     for name, wanted in offered:
-        respelt = _spelt_terms(wanted, name)
         # named in one claim: "a credit card" is not named by "a line of credit" and "card transactions"
         if not any(all(names(w, name, terms_of, [c], alternatives) or (w in _MONEY_THINGS and priced) for w in wanted)
-                   or all(t in spelt_terms for t in respelt) for c, terms_of, spelt_terms, priced in read):
+                   for c, terms_of, priced in read):
             out.missing.append(f"anything about {name}")  # "whether it installs heat pumps": never named
     return out
-
-
-def _spelt_terms(wanted: list[str], name: str) -> list[str]:
-    """The thing's terms (`wanted`, from `name`) as `spelt` writes them."""
-    keep = set(wanted)
-    return [t for w in name.split() if set(terms(w.lower().replace("-", ""))) & keep
-            for t in terms(spelt(w.replace("-", "")))]
 
 
 def names(word: str, name: str, stated: set[str], claims: list[str],
@@ -749,7 +740,9 @@ def names(word: str, name: str, stated: set[str], claims: list[str],
     """Whether the claims (their terms: `stated`) name a word of the question's `name`: as written, in the
     other spelling ("behaviour" / "behavior"), as its noun or verb partner ("decision" / "decided"), or by
     a synonym the KB lists for it ("SSO" / "single sign-on")."""
-    respelt = {t for w in words(name) if stem(w) == word for t in terms(spelt(w))}
+    # the word as written in the name, a hyphenated one whole ("pre-existing" is the term "preexist")
+    written = [w.replace("-", "") for w in re.findall(r"[\w'’-]+", name) if stem(w.replace("-", "").lower()) == word]
+    respelt = {t for w in written for t in terms(spelt(w))}
     return word in stated or bool(respelt and respelt <= with_compounds(spelt(" ".join(claims)))) or any(
         terms(alt) and all(t in stated for t in terms(alt)) for alt in (alternatives or {}).get(word, [])) or any(
         says_derived(derived_words(w), " ".join(claims)) for w in words(name) if stem(w) == word)
