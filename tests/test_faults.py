@@ -219,11 +219,14 @@ def test_10000_headings_parse_and_chunk_in_linear_time() -> None:
 
     seconds = {}
     for n in (2500, 10000):
-        started = time.perf_counter()
-        doc = parse_markdown(_headings(n), source="big.md", default_id="big", default_title="big")
-        chunks = chunk_document(doc)
-        seconds[n] = time.perf_counter() - started
-        assert len(chunks) == n
+        runs = []
+        for _ in range(3):  # the best of three, as for split_section below: a busy machine's slice is no scaling
+            started = time.perf_counter()
+            doc = parse_markdown(_headings(n), source="big.md", default_id="big", default_title="big")
+            chunks = chunk_document(doc)
+            runs.append(time.perf_counter() - started)
+            assert len(chunks) == n
+        seconds[n] = min(runs)
     assert seconds[10000] / seconds[2500] < 6  # scaling, not speed: linear is 4, quadratic 16
 
 
