@@ -88,32 +88,18 @@ def reflects(rule: str, text: str, threshold: float = 0.7) -> bool:
 _DIRECTIVE_LEAD = re.compile(r"^(?:always\s*:?\s*)?(?:recommend|advise|urge|suggest|ask|request|instruct|direct|"
                              r"include|add|send|share|provide|give|have|get|invite)\b", re.IGNORECASE)
 _LINK = re.compile(r"https?://|www\.|\]\(", re.IGNORECASE)
-_ALWAYS = re.compile(r"^always\s*:?\s*", re.IGNORECASE)
-# What to tell the person: "tell/remind/ask/advise/urge/encourage/warn <them> to ...", "recommend/suggest ...ing"
-# ("tell the member they can complain to ..." is a statement: `_LEAD` makes it one).
-_SAID_TO = re.compile(r"^(?:always\s*:?\s*)?(?:(?:tell|remind|ask|advise|urge|encourage|warn)\s+(?:them|him|her|"
-                      r"(?:(?:the|a|an|any|every|all|each)\s+)?(?:(?!(?:that|they|you|he|she|it|we)\b)[\w'’-]+\s+){1,4}?)"
-                      r"to\s+\w|(?:recommend|suggest)\s+\w+ing\b)", re.IGNORECASE)
 
 
 def rule_as_warning(rule: str) -> str | None:
-    """'mention that X' -> 'X.', so a rule can stand as a warning when no sentence of its article states it;
-    a rule of what to tell the person ("remind the member to update recurring card payments", "recommend
-    reviewing beneficiaries after a marriage") stands as written: its author wants it in every answer, and
-    the answer is the agent's to pass on.
+    """'mention that X' -> 'X.', so a rule can stand as a warning when no sentence of its article states it.
 
-    Any other directive ("give the date ...", "include the link ...", "ask for ...") or anything with a link
-    is an act of the agent, not words for an answer: None.
+    Only a statement becomes a warning. A directive ("tell the participant to ...", "recommend ...",
+    "include the link ...") or anything with a link is an instruction to act, not a fact the KB
+    asserts, and is never shown to a user: None.
     """
-    text = rule.strip()
-    if _LINK.search(text):
+    if _DIRECTIVE_LEAD.match(rule.strip()) or _LINK.search(rule):
         return None
-    if _SAID_TO.match(text):
-        said = _ALWAYS.sub("", text).strip().rstrip(".")
-        return said[:1].upper() + said[1:] + "."
-    if _DIRECTIVE_LEAD.match(text):
-        return None
-    body = _LEAD.sub("", text).strip().rstrip(".")
+    body = _LEAD.sub("", rule.strip()).strip().rstrip(".")
     if not body or re.match(r"(?i)to\s", body):
         return None
     return body[:1].upper() + body[1:] + "."

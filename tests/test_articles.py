@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from citewise.errors import IngestError
@@ -116,25 +114,6 @@ def test_always_rule_is_reflected_by_content_not_by_instruction_words() -> None:
     assert reflects(rule, "Indirect rollovers must be completed within the 60-day deadline.")
     assert not reflects(rule, "Please mention this when asked.")
     assert rule_as_warning("state that hardship withdrawals are taxable.") == "Hardship withdrawals are taxable."
-    assert rule_as_warning("tell the member they can complain to the ombudsman.") == (
-        "They can complain to the ombudsman.")
-
-
-def test_an_always_rule_of_what_to_tell_the_person_is_a_warning_as_written() -> None:
-    """"Remind the member to update recurring card payments" was dropped as a directive, so no answer carried the
-    reminder its author asked for: words for the person stand as written; acts of the agent stay out."""
-    assert rule_as_warning("remind the member to update any recurring card payments with the new card number.") == (
-        "Remind the member to update any recurring card payments with the new card number.")
-    assert rule_as_warning("Always: recommend reviewing beneficiaries after a marriage or divorce") == (
-        "Recommend reviewing beneficiaries after a marriage or divorce.")
-    assert rule_as_warning("advise Promise Grant recipients to talk to a counselor first.") == (
-        "Advise Promise Grant recipients to talk to a counselor first.")
-    assert rule_as_warning("ask the customer to do the 10-minute leak check first.") == (
-        "Ask the customer to do the 10-minute leak check first.")
-    for act in ("give the caller the team's direct contact details.", "ask for the account number.",
-                "include the link to the claim form.", "recommend a tax advisor.",
-                "tell the customer to apply at https://example.com/apply."):
-        assert rule_as_warning(act) is None, act
 
 
 def test_analyser_unifies_plan_names_and_acronym_plurals() -> None:
@@ -200,22 +179,3 @@ def test_a_converted_documents_headings_use_the_format_names_only() -> None:
     not an article's guardrails."""
     assert section_kind("What not to say", aliases={}) == ("content", "medium")
     assert section_kind("Steps", aliases={}) == ("steps", "high")  # the format's own names still apply
-
-
-def test_through_the_engine_the_answer_carries_the_reminder_its_article_asks_for(tmp_path: Path) -> None:
-    from citewise import api
-    from citewise.kb.ingest import ingest
-
-    src = tmp_path / "kb"
-    src.mkdir()
-    (src / "card.md").write_text(
-        "---\nid: lost-card\ntitle: Replacing a lost card\ntopic: card\n---\n"
-        "## Business rules\n- A replacement card costs $10 and arrives within 5 business days.\n"
-        "- A lost card is cancelled as soon as it is reported.\n"
-        "## Guardrails\n- Always: remind the member to update any recurring card payments with the new card number.\n"
-        "- Always: give the member the card services phone line.\n")
-    ingest([src], tmp_path / "home", progress=False)
-    result = api.ask("How much is a replacement for a lost card?", home=tmp_path / "home", confidence_threshold=0.0)
-    warnings = [w for s in result["response"]["sections"] for w in s["warnings"]]
-    assert any(w.startswith("Remind the member to update any recurring card payments") for w in warnings), warnings
-    assert not any("phone line" in w for w in warnings)  # an act of the agent is no text of the answer

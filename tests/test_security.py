@@ -307,8 +307,9 @@ def test_an_articles_never_say_binds_only_its_own_claims() -> None:
                  article_id="a")
     assert out.sections[0].answer_components == ["Loans are repaid by payroll. [C1]"] and out.blocking == 0
     out = verify([Section("t", ["Loans are repaid by payroll. [C1]"])], chunks, rules, support_threshold=0.5,
-                 article_id="b")  # when b governs the answer, its rules bind every claim
+                 article_id="b")  # when b governs the answer, its rules bind every claim ...
     assert out.sections == [] and out.dropped[0].rule == "never_say"
+    assert not any("wire" in w for s in out.sections for w in s.warnings)  # ... but a directive never becomes text
 
 
 def test_guardrails_and_titles_reach_the_model_as_data(kb_home: Path) -> None:
