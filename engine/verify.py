@@ -149,7 +149,7 @@ def verify(sections: list[Section], context_chunks: list[ContextChunk], rules: d
         if not new.empty():
             out.sections.append(new)
 
-    _ensure_always(out, always, context_chunks)
+    _ensure_always(out, always, context_chunks, rules, governing)
     for s in out.sections:
         for kind in Section.KINDS:
             masked = []
@@ -227,15 +227,26 @@ def always_warning(rule: str, doc_chunks: list[ContextChunk]) -> str | None:
     return None
 
 
-def _ensure_always(out: Verified, always: list[tuple[str, str]], context_chunks: list[ContextChunk]) -> None:
+def _ensure_always(out: Verified, always: list[tuple[str, str]], context_chunks: list[ContextChunk],
+                   rules: dict[str, dict[str, Any]], governing: str | None) -> None:
+    """Add each `Always:` rule the answer does not reflect, as `always_warning` words it, unless those words
+    say a `Never say:` phrase binding them (an author's two rules can collide: "Never say: guaranteed" and
+    "Always: mention that guaranteed delivery is only with Express"; the phrase wins, as for any claim)."""
     if not always or not out.sections:
         return
     warnings = [strip_citations(w) for s in out.sections for w in s.warnings]
+    by_label = {c.label: c.doc_id for c in context_chunks}
     for doc_id, rule in always:
         if any(reflects(rule, w) for w in warnings):
             continue
         warning = always_warning(rule, [c for c in context_chunks if c.doc_id == doc_id])
         if warning is None:
+            continue
+        cited = {by_label[lb] for lb in citations_in(warning) if lb in by_label}
+        said = next((p for p in never_say_for(cited, governing, rules) if contains_phrase(strip_citations(warning), p)),
+                    None)
+        if said is not None:
+            out.violations.append(Violation("always_missing", f"{rule[:100]} (not added: it says {said!r})", "none"))
             continue
         out.sections[0].warnings.append(warning)
         warnings.append(rule)

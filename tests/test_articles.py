@@ -179,3 +179,24 @@ def test_a_converted_documents_headings_use_the_format_names_only() -> None:
     not an article's guardrails."""
     assert section_kind("What not to say", aliases={}) == ("content", "medium")
     assert section_kind("Steps", aliases={}) == ("steps", "high")  # the format's own names still apply
+
+
+def test_an_always_rule_never_brings_a_never_say_phrase_into_the_answer() -> None:
+    """The article's own rules collide ("Never say: guaranteed"; "Always: mention that guaranteed delivery is
+    only available with Express"): the extractive answer left the rule out, and verification added it back."""
+    from citewise.engine.records import ContextChunk, Section
+    from citewise.engine.verify import verify
+
+    chunks = [ContextChunk("C1", "p#0", "p", "Parcels", "business_rules", "critical",
+                           "Standard parcels arrive in 3 to 5 business days."),
+              ContextChunk("C2", "p#1", "p", "Parcels", "guardrails", "critical",
+                           "- Never say: \"guaranteed\"\n- Always: mention that guaranteed delivery is only available "
+                           "with Express.\n- Always: mention that tracking is included.")]
+    parsed = parse_guardrails(chunks[1].text)
+    rules = {"p": {"never_say": parsed.never_say, "never": parsed.never, "always": parsed.always}}
+    out = verify([Section("t", ["Standard parcels arrive in 3 to 5 business days. [C1]"])], chunks, rules,
+                 support_threshold=0.5, article_id="p")
+    warnings = out.sections[0].warnings
+    assert not any("guaranteed" in w.lower() for w in warnings), warnings
+    assert any("Tracking is included" in w for w in warnings), warnings  # the other rule is still added
+    assert any(v.rule == "always_missing" and "guaranteed" in v.detail for v in out.violations)
