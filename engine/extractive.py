@@ -7,8 +7,8 @@ similarity to the question, + a bonus for a sentence of the type asked, more in 
 its unit, the limit a deadline question asks for, the bound a "ceiling" question asks for; + small priors
 for retrieval score and the matched article), steps are
 the list items of a `steps` chunk, warnings are the articles' `Always:` rules plus warning-like
-sentences. The answering article's response frame ("state how long the PIN is valid") adds the sentence
-for a point the question's words miss (`framed`).
+sentences. To an open question ("what do we tell her?"), the answering article's response frame ("state how
+long the PIN is valid") adds the sentence for a point the question's words miss (`framed`).
 """
 
 from __future__ import annotations
@@ -32,10 +32,12 @@ from ..kb.text import (
     split_items,
     term_set,
     terms,
+    words,
 )
 from .answerability import (
     QUESTION_WORDS,
     accepted_types,
+    asking_part,
     band_width,
     exact_match,
     figures,
@@ -406,46 +408,68 @@ def similar(a: str, b: str) -> bool:
 
 
 # The verbs a response frame instructs with ("confirm the work state, state the 8-week limit, explain the block
-# rules"): what the agent does, not what the answer is about. A clause that has the agent find something out
-# (confirm, ask, verify...) asks the caller; the answer gives what the others name.
-_ASKING_VERBS = frozenset(terms("confirm ask verify check classify count identify collect gather find"))
-_FRAME_VERBS = _ASKING_VERBS | frozenset(terms("state explain mention give list describe say offer show quote tell "
+# rules"): what the agent does, not what the answer is about. A clause that has the agent find something out or
+# act (confirm, ask, verify, refer, open...) is no point of the answer; the answer gives what the others name.
+_ACTING_VERBS = frozenset(terms("confirm ask verify check classify count identify collect gather find refer "
+                                "transfer escalate open log record send submit"))
+_FRAME_VERBS = _ACTING_VERBS | frozenset(terms("state explain mention give list describe say offer show quote tell "
                                                "note remind point outline clarify"))
-_FRAME_CLAUSE = re.compile(r"[.;,:]\s+|\s+(?:and\s+)?then\s+|\s+(?:and|or)\s+(?=(?:how|what|when|where|which|whether|"
-                           r"why|" + "|".join(sorted(_FRAME_VERBS)) + r")\w*\b)")
+# Clauses part at punctuation (not the comma of "March 31, 2027"), arrows, "then", and "and"/"or" before a verb
+# or a question word ("state how long the PIN is valid and how long the port takes").
+_FRAME_CLAUSE = re.compile(r"[.;:]\s+|,\s+(?!\d)|\s*(?:→|->)\s*|\s+(?:and\s+)?then\s+|\s+(?:and|or)\s+(?=(?:how|what|"
+                           r"when|where|which|whether|why|" + "|".join(sorted(_FRAME_VERBS)) + r")\w*\b)")
 _FRAME_LEAD = re.compile(r"^(?:(?:and|or|then)\s+)+", re.IGNORECASE)
+# A point the answer gives only in some cases ("if the member is a student, state ...", "otherwise ..."), or
+# must not give ("do not quote the fee"): no sentence of the frame stands for it.
+_CONDITIONS = frozenset({"if", "unless", "otherwise"})
+_NOT = frozenset({"not", "never", "dont", "avoid", "without", "no"})
+# Where a frame point's sentence may come from: the article's rules and guides, not a worked example, an FAQ or
+# a reported case (a case's outcome is not the answer's fact).
+FRAME_SOURCES = frozenset({"decision_guide", "business_rules", "eligibility", "fees", "content"})
 # A frame point's sentence states this share of its weighted terms, or is this close (dev: 0.5-0.6 alike; 0.7
 # loses a fact).
 FRAME_MIN = 0.6
-# Sentences a frame may add beyond MAX_COMPONENTS (dev: 2 found no fact that 1 missed and added 83 more sentences
-# to 241 answers).
+# Sentences a frame may add to an answer (dev: 2 found no fact that 1 missed and added 83 more sentences to 241
+# answers).
 FRAME_EXTRA = 1
+# The questions a frame completes: open ones ("what do we tell her?", "how does she set up roaming?"). A question
+# with an ask of its own (an amount, a date, yes or no) is answered by what it asks.
+FRAME_QUESTIONS = frozenset({"other", "procedure"})
 
 
 def frame_clauses(chunks: list[ContextChunk], doc_id: str) -> list[str]:
-    """The answering article's response frame, clause by clause: what its author says an answer gives."""
-    text = " ".join(c.text for c in chunks if c.chunk_type == "response_frames" and c.doc_id == doc_id)
-    out, asking = [], False
-    for clause in (_FRAME_LEAD.sub("", p.strip()) for p in _FRAME_CLAUSE.split(clean_markdown(text))):
-        verb = next(iter(terms(clause)), "")
-        if verb in _FRAME_VERBS:
-            asking = verb in _ASKING_VERBS
-        if clause and not asking:  # a clause with no verb of its own goes on with the one before
-            out.append(clause)
+    """The answering article's response frame, clause by clause: the points its author says an answer
+    gives (not what the agent asks or does, nor what is given only in some cases or never)."""
+    text = "\n".join(c.text for c in chunks if c.chunk_type == "response_frames" and c.doc_id == doc_id)
+    out = []
+    for item in split_items(text):  # a sentence or a list item: each opens afresh
+        asking, conditioned = False, False
+        for clause in (_FRAME_LEAD.sub("", p.strip()) for p in _FRAME_CLAUSE.split(clean_markdown(item))):
+            said = words(clause)
+            verb = next(iter(terms(clause)), "")
+            if verb in _FRAME_VERBS:  # a clause with no verb of its own goes on with the one before
+                asking = verb in _ACTING_VERBS
+            skip = asking or conditioned or bool(set(said) & (_CONDITIONS | _NOT))
+            conditioned = bool(said) and said[0] in _CONDITIONS  # "if X, state Y": Y is given only if X
+            if clause and not skip:
+                out.append(clause)
     return out
 
 
 def framed(components: list[tuple[str, ContextChunk]], units: list[tuple[int, str, str, ContextChunk]],
            unit_terms: list[set[str]], unit_types: list[set[str]], chunks: list[ContextChunk], doc_id: str,
            request: AnswerRequest, always: list[str]) -> list[tuple[str, ContextChunk]]:
-    """The answer's sentences, then the article's sentence for a point its response frame says an answer
-    gives ("state how long the PIN is valid" -> "The PIN ... expires after 7 days"), when one states it: in
-    its words (IDF-weighted) or in others ("valid" / "expires": MiniLM closeness). A question's own wording can
-    miss a fact the article's author requires of every answer."""
+    """The answer's sentences, then (for an open question, at most FRAME_EXTRA) the article's rule sentence for
+    a point its response frame says an answer gives ("state how long the PIN is valid" -> "The PIN ... expires
+    after 7 days"), when one states it: in its words (IDF-weighted) or in others ("valid" / "expires": MiniLM
+    closeness). A question's own wording can miss a fact the article's author requires of every answer."""
     out = list(components)
-    own = [(u, ts, kinds) for u, ts, kinds in zip(units, unit_terms, unit_types, strict=True) if u[3].doc_id == doc_id]
+    if question_type(asking_part(request.question)) not in FRAME_QUESTIONS:
+        return out
+    own = [(u, ts, kinds) for u, ts, kinds in zip(units, unit_terms, unit_types, strict=True)
+           if u[3].doc_id == doc_id and u[3].chunk_type in FRAME_SOURCES]
     for clause in frame_clauses(chunks, doc_id):
-        if len(out) >= MAX_COMPONENTS + FRAME_EXTRA or not own:
+        if len(out) >= len(components) + FRAME_EXTRA or not own:
             break
         qtype = question_type(clause)
         wanted = {t: max(request.idf(t), 0.1) for t in focus_terms(clause, set(), qtype) if t not in _FRAME_VERBS}
