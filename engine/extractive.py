@@ -7,8 +7,7 @@ similarity to the question, + a bonus for a sentence of the type asked, more in 
 its unit, the limit a deadline question asks for, the bound a "ceiling" question asks for; + small priors
 for retrieval score and the matched article), steps are
 the list items of a `steps` chunk, warnings are the articles' `Always:` rules plus warning-like
-sentences. To an open question ("what do we tell her?"), the answering article's response frame ("state how
-long the PIN is valid") adds the sentence for a point the question's words miss (`framed`).
+sentences.
 """
 
 from __future__ import annotations
@@ -32,16 +31,13 @@ from ..kb.text import (
     split_items,
     term_set,
     terms,
-    words,
 )
 from .answerability import (
     QUESTION_WORDS,
     accepted_types,
-    asking_part,
     band_width,
     exact_match,
     figures,
-    focus_terms,
     of_type,
     price_question,
     question_parts,
@@ -229,7 +225,7 @@ class ExtractiveGenerator:
             for (order, _, output, c), ts, sim, kinds, is_case in zip(units, unit_terms, sims, unit_types, case_hits,
                                                                       strict=True):
                 lexical = sum(w for t, w in part.items() if t in ts) / part_total
-                dense = closeness(sim)
+                dense = min(1.0, max(0.0, (sim - 0.15) / 0.6))
                 # A sentence of the kind the question asks for (an amount, a date, a duration...) answers it;
                 # a sentence that merely shares the topic does not.
                 typed = TYPE_BONUS if of_type(output, kinds, accepted, priced) else 0.0
@@ -283,8 +279,6 @@ class ExtractiveGenerator:
             if any(similar(text, other) for other, d in components if d.doc_id == c.doc_id):
                 continue  # a repeat of this document's own claim (another provider's parallel rule is not one)
             components.append((text, c))
-        if len(sources) == 1 and source is not None and source == request.article_id:
-            components = framed(components, units, unit_terms, unit_types, chunks, source, request, always)
         components = whole_conditions(components, allowed, always)
         if not components:  # nothing overlaps lexically: fall back to the lead of the best answer chunk
             lead = next((c for c in chunks if c.chunk_type in ANSWER_TYPES and (source is None or c.doc_id == source)),
@@ -395,95 +389,8 @@ def whole_conditions(components: list[tuple[str, ContextChunk]], allowed: Callab
     return out
 
 
-def closeness(cosine: float) -> float:
-    """A MiniLM cosine on a 0..1 scale: 0.15 is unrelated text, 0.75 a restatement."""
-    return min(1.0, max(0.0, (cosine - 0.15) / 0.6))
-
-
 def similar(a: str, b: str) -> bool:
     ta, tb = term_set(a), term_set(b)
     if not ta or not tb:
         return False
     return len(ta & tb) / len(ta | tb) > 0.6
-
-
-# The verbs a response frame instructs with ("confirm the work state, state the 8-week limit, explain the block
-# rules"): what the agent does, not what the answer is about. A clause that has the agent find something out or
-# act (confirm, ask, verify, refer, open...) is no point of the answer; the answer gives what the others name.
-_ACTING_VERBS = frozenset(terms("confirm ask verify check classify count identify collect gather find refer "
-                                "transfer escalate open log record send submit"))
-_FRAME_VERBS = _ACTING_VERBS | frozenset(terms("state explain mention give list describe say offer show quote tell "
-                                               "note remind point outline clarify"))
-# Clauses part at punctuation (not the comma of "March 31, 2027"), arrows, "then", and "and"/"or" before a verb
-# or a question word ("state how long the PIN is valid and how long the port takes").
-_FRAME_CLAUSE = re.compile(r"[.;:]\s+|,\s+(?!\d)|\s*(?:→|->)\s*|\s+(?:and\s+)?then\s+|\s+(?:and|or)\s+(?=(?:how|what|"
-                           r"when|where|which|whether|why|" + "|".join(sorted(_FRAME_VERBS)) + r")\w*\b)")
-_FRAME_LEAD = re.compile(r"^(?:(?:and|or|then)\s+)+", re.IGNORECASE)
-# A point the answer gives only in some cases ("if the member is a student, state ...", "otherwise ..."), or
-# must not give ("do not quote the fee"): no sentence of the frame stands for it.
-_CONDITIONS = frozenset({"if", "unless", "otherwise"})
-_NOT = frozenset({"not", "never", "dont", "avoid", "without", "no"})
-# Where a frame point's sentence may come from: the article's rules and guides, not a worked example, an FAQ or
-# a reported case (a case's outcome is not the answer's fact).
-FRAME_SOURCES = frozenset({"decision_guide", "business_rules", "eligibility", "fees", "content"})
-# A frame point's sentence states this share of its weighted terms, or is this close (dev: 0.5-0.6 alike; 0.7
-# loses a fact).
-FRAME_MIN = 0.6
-# Sentences a frame may add to an answer (dev: 2 found no fact that 1 missed and added 83 more sentences to 241
-# answers).
-FRAME_EXTRA = 1
-# The questions a frame completes: open ones ("what do we tell her?", "how does she set up roaming?"). A question
-# with an ask of its own (an amount, a date, yes or no) is answered by what it asks.
-FRAME_QUESTIONS = frozenset({"other", "procedure"})
-
-
-def frame_clauses(chunks: list[ContextChunk], doc_id: str) -> list[str]:
-    """The answering article's response frame, clause by clause: the points its author says an answer
-    gives (not what the agent asks or does, nor what is given only in some cases or never)."""
-    text = "\n".join(c.text for c in chunks if c.chunk_type == "response_frames" and c.doc_id == doc_id)
-    out = []
-    for item in split_items(text):  # a sentence or a list item: each opens afresh
-        asking, conditioned = False, False
-        for clause in (_FRAME_LEAD.sub("", p.strip()) for p in _FRAME_CLAUSE.split(clean_markdown(item))):
-            said = words(clause)
-            verb = next(iter(terms(clause)), "")
-            if verb in _FRAME_VERBS:  # a clause with no verb of its own goes on with the one before
-                asking = verb in _ACTING_VERBS
-            skip = asking or conditioned or bool(set(said) & (_CONDITIONS | _NOT))
-            conditioned = bool(said) and said[0] in _CONDITIONS  # "if X, state Y": Y is given only if X
-            if clause and not skip:
-                out.append(clause)
-    return out
-
-
-def framed(components: list[tuple[str, ContextChunk]], units: list[tuple[int, str, str, ContextChunk]],
-           unit_terms: list[set[str]], unit_types: list[set[str]], chunks: list[ContextChunk], doc_id: str,
-           request: AnswerRequest, always: list[str]) -> list[tuple[str, ContextChunk]]:
-    """The answer's sentences, then (for an open question, at most FRAME_EXTRA) the article's rule sentence for
-    a point its response frame says an answer gives ("state how long the PIN is valid" -> "The PIN ... expires
-    after 7 days"), when one states it: in its words (IDF-weighted) or in others ("valid" / "expires": MiniLM
-    closeness). A question's own wording can miss a fact the article's author requires of every answer."""
-    out = list(components)
-    if question_type(asking_part(request.question)) not in FRAME_QUESTIONS:
-        return out
-    own = [(u, ts, kinds) for u, ts, kinds in zip(units, unit_terms, unit_types, strict=True)
-           if u[3].doc_id == doc_id and u[3].chunk_type in FRAME_SOURCES]
-    for clause in frame_clauses(chunks, doc_id):
-        if len(out) >= len(components) + FRAME_EXTRA or not own:
-            break
-        qtype = question_type(clause)
-        wanted = {t: max(request.idf(t), 0.1) for t in focus_terms(clause, set(), qtype) if t not in _FRAME_VERBS}
-        if not wanted:
-            continue
-        accepted = accepted_types(clause, qtype)
-        sims = request.similarity([st for (_, st, _, _), _, _ in own], to=clause) if request.similarity \
-            else [0.0] * len(own)
-        scored = [(max(sum(w for t, w in wanted.items() if t in ts) / sum(wanted.values()), closeness(sim)), output, c)
-                  for ((_, _, output, c), ts, kinds), sim in zip(own, sims, strict=True)
-                  if not accepted or of_type(output, kinds, accepted, False)]
-        best = max(scored, key=lambda x: x[0], default=None)
-        if best is None or best[0] < FRAME_MIN:
-            continue
-        if not any(similar(best[1], t) for t, _ in out) and not any(similar(best[1], w) for w in always):
-            out.append((best[1], best[2]))
-    return out

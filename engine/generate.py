@@ -43,8 +43,7 @@ class AnswerRequest:
     # The figures of the caller's case (a rent of 1400, a payment on the 8th): a worked example with the
     # same figures is this case. Used to choose sentences only, never quoted.
     case_figures: set[str] = field(default_factory=set)
-    # cosine of each text to the question (or to the text given as `to`)
-    similarity: Callable[..., list[float]] | None = None
+    similarity: Callable[[list[str]], list[float]] | None = None  # cosine of each text to the question
     answer_tokens: int = 1024  # completion budget: max_tokens minus what the context used
     clock: ModelClock | None = None
 
@@ -71,7 +70,7 @@ def answer_request(kb: KnowledgeBase, inquiry: Inquiry, resolution: Resolution |
         idf=kb.bm25.idf, expansions=inquiry.expansions, feedback=feedback or Feedback(),
         missing_fields=resolution.missing if resolution else [],
         situation=given_fields(resolution), case_figures=case_figures(resolution),
-        similarity=lambda texts, to=None: similarity(kb, to or inquiry.question, texts),
+        similarity=lambda texts: similarity(kb, inquiry.question, texts),
         answer_tokens=max(ANSWER_SHARE_FLOOR, inquiry.max_tokens - pack.tokens), clock=clock)
 
 
