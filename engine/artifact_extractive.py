@@ -20,12 +20,12 @@ from collections.abc import Callable
 
 from ..kb.fields import parse_required_data
 from ..kb.guardrails import rule_kind
-from ..kb.text import contains_phrase, split_items, term_set, terms, words
+from ..kb.text import split_items, term_set, terms, words
 from .artifact_types import ArtifactOutput, ArtifactType, Heading
 from .extractive import similar
 from .generate import AnswerRequest
 from .records import ContextChunk
-from .verify import always_warning, citations_in, strip_citations
+from .verify import always_warning, citations_in, phrase_said, strip_citations
 
 MAX_WORDS = 90
 MIN_RELEVANT_WORDS = 4  # a ranked sentence needs some substance; copied sections keep short items
@@ -78,7 +78,7 @@ class ExtractiveArtifacts:
 
         def allowed(text: str, quoting: bool = False) -> bool:
             return (text.strip().lower() not in avoid and len(words(text)) <= MAX_WORDS
-                    and (quoting or not any(contains_phrase(text, p) for p in never_say)))
+                    and (quoting or phrase_said(text, never_say) is None))
 
         taken: set[str] = set()
         data: dict[str, list[dict[str, object]]] = {}

@@ -26,7 +26,6 @@ from ..kb.text import (
     blocks,
     clean_markdown,
     code_parts,
-    contains_phrase,
     display_text,
     split_items,
     term_set,
@@ -45,7 +44,15 @@ from .answerability import (
     sentence_types,
 )
 from .records import ContextChunk, Draft, Section
-from .verify import ANSWER_SOURCES, always_warning, citations_in, cite, never_say_for, strip_citations
+from .verify import (
+    ANSWER_SOURCES,
+    always_warning,
+    citations_in,
+    cite,
+    never_say_for,
+    phrase_said,
+    strip_citations,
+)
 
 if TYPE_CHECKING:
     from .generate import AnswerRequest
@@ -191,7 +198,7 @@ class ExtractiveGenerator:
             governing article's `Never say:`; another article's rules do not reach it)."""
             phrases = binding.get(doc_id, []) if doc_id else never_say_for(set(), request.governing, request.rules)
             return (NEUTRALIZED not in text and text.strip().lower() not in avoid
-                    and not any(contains_phrase(text, p) for p in phrases))
+                    and phrase_said(text, phrases) is None)
 
         units = [(order, score_text, output, c) for order, c in enumerate(chunks) if c.chunk_type in ANSWER_TYPES
                  for score_text, output in _units(c) if answerable_unit(output) and allowed(output, c.doc_id)]

@@ -121,6 +121,17 @@ def never_say_for(doc_ids: set[str], governing: str | None, rules: dict[str, dic
     return list(dict.fromkeys(p for d in sorted(docs) for p in (rules.get(d) or {}).get("never_say", [])))
 
 
+def binding_phrases(item: str, by_label: dict[str, ContextChunk], governing: str | None,
+                    rules: dict[str, dict[str, Any]]) -> list[str]:
+    """The `Never say:` phrases that bind a cited item (`never_say_for` the articles it cites)."""
+    return never_say_for({by_label[lb].doc_id for lb in citations_in(item) if lb in by_label}, governing, rules)
+
+
+def phrase_said(text: str, phrases: list[str]) -> str | None:
+    """The first of `phrases` the text says, or None."""
+    return next((p for p in phrases if contains_phrase(text, p)), None)
+
+
 def verify(sections: list[Section], context_chunks: list[ContextChunk], rules: dict[str, dict[str, Any]], *,
            support_threshold: float, article_id: str | None, governing: str | None = "",
            quoted: frozenset[str] = frozenset()) -> Verified:
@@ -141,9 +152,8 @@ def verify(sections: list[Section], context_chunks: list[ContextChunk], rules: d
             if s.topic in quoted:
                 kept = _check_quote(item, by_label, out)
             else:
-                cited = {by_label[lb].doc_id for lb in citations_in(item) if lb in by_label}
-                never_say = never_say_for(cited, governing, rules)
-                kept = _check_item(item, kind, by_label, never_say, support_threshold, out)
+                kept = _check_item(item, kind, by_label, binding_phrases(item, by_label, governing, rules),
+                                   support_threshold, out)
             if kept is not None:
                 getattr(new, kind).append(kept)
         if not new.empty():
@@ -176,10 +186,9 @@ def _check_item(item: str, kind: str, by_label: dict[str, ContextChunk], never_s
     if not good:
         out.drop(claim, "uncited_claim", claim[:120])
         return None
-    for phrase in never_say:
-        if contains_phrase(claim, phrase):
-            out.drop(claim, "never_say", f"{phrase!r} in: {claim[:80]}")
-            return None
+    if (phrase := phrase_said(claim, never_say)) is not None:
+        out.drop(claim, "never_say", f"{phrase!r} in: {claim[:80]}")
+        return None
     if NEUTRALIZED in claim:  # what is left of a neutralised instruction is never a claim
         out.drop(claim, "unsupported_claim", f"quotes removed instruction text: {claim[:80]}")
         return None
@@ -235,16 +244,14 @@ def _ensure_always(out: Verified, always: list[tuple[str, str]], context_chunks:
     if not always or not out.sections:
         return
     warnings = [strip_citations(w) for s in out.sections for w in s.warnings]
-    by_label = {c.label: c.doc_id for c in context_chunks}
+    by_label = {c.label: c for c in context_chunks}
     for doc_id, rule in always:
         if any(reflects(rule, w) for w in warnings):
             continue
         warning = always_warning(rule, [c for c in context_chunks if c.doc_id == doc_id])
         if warning is None:
             continue
-        cited = {by_label[lb] for lb in citations_in(warning) if lb in by_label}
-        said = next((p for p in never_say_for(cited, governing, rules) if contains_phrase(strip_citations(warning), p)),
-                    None)
+        said = phrase_said(strip_citations(warning), binding_phrases(warning, by_label, governing, rules))
         if said is not None:
             out.violations.append(Violation("always_missing", f"{rule[:100]} (not added: it says {said!r})", "none"))
             continue
