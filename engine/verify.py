@@ -159,7 +159,7 @@ def verify(sections: list[Section], context_chunks: list[ContextChunk], rules: d
         if not new.empty():
             out.sections.append(new)
 
-    _ensure_always(out, always, context_chunks, rules, governing)
+    _ensure_always(out, always, by_label, rules, governing)
     for s in out.sections:
         for kind in Section.KINDS:
             masked = []
@@ -236,7 +236,7 @@ def always_warning(rule: str, doc_chunks: list[ContextChunk]) -> str | None:
     return None
 
 
-def _ensure_always(out: Verified, always: list[tuple[str, str]], context_chunks: list[ContextChunk],
+def _ensure_always(out: Verified, always: list[tuple[str, str]], by_label: dict[str, ContextChunk],
                    rules: dict[str, dict[str, Any]], governing: str | None) -> None:
     """Add each `Always:` rule the answer does not reflect, as `always_warning` words it, unless those words
     say a `Never say:` phrase binding them (an author's two rules can collide: "Never say: guaranteed" and
@@ -244,11 +244,10 @@ def _ensure_always(out: Verified, always: list[tuple[str, str]], context_chunks:
     if not always or not out.sections:
         return
     warnings = [strip_citations(w) for s in out.sections for w in s.warnings]
-    by_label = {c.label: c for c in context_chunks}
     for doc_id, rule in always:
         if any(reflects(rule, w) for w in warnings):
             continue
-        warning = always_warning(rule, [c for c in context_chunks if c.doc_id == doc_id])
+        warning = always_warning(rule, [c for c in by_label.values() if c.doc_id == doc_id])
         if warning is None:
             continue
         said = phrase_said(strip_citations(warning), binding_phrases(warning, by_label, governing, rules))
