@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..config import Context
-from ..kb.articles import PROVIDER
+from ..kb.articles import HELD_BACK, PROVIDER
 from ..kb.text import display_text, term_set
 from ..llm.chat import ModelClock
 from ..retrieval.snapshot import KnowledgeBase
@@ -69,11 +69,14 @@ def check(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, resolution: Resolut
         kb.docs[c.doc_id].structured for c in pack.chunks if c.doc_id in kb.docs)
     conf, parts = confidence(relevance, resolution.confidence if resolution else 0.0, checked.support, critical,
                              blocking, answered=not unanswered, focus=focus, match=match, structured=structured)
-    note = " ".join(n for n in (depends_note(kb, resolution), conflict_note(kb, resolution)) if n) if resolution else ""
-    return Verdict(sections=checked.sections, citations=build_citations(checked.cited, pack.chunks, kb),
+    citations = build_citations(checked.cited, pack.chunks, kb)
+    held = held_note(kb, citations)
+    note = " ".join(n for n in (depends_note(kb, resolution) if resolution else "",
+                                conflict_note(kb, resolution) if resolution else "", held) if n)
+    return Verdict(sections=checked.sections, citations=citations,
                    violations=violations, passed=blocking == 0, confidence=conf, parts=parts,
                    dropped=checked.dropped, note=note, notes=notes,
-                   needs_review=bool(resolution and resolution.conflicts), unanswered=unanswered)
+                   needs_review=bool(resolution and resolution.conflicts) or bool(held), unanswered=unanswered)
 
 
 def answer_focus(kb: KnowledgeBase, question: str, sections: list[Section]) -> tuple[float, float]:
@@ -164,6 +167,18 @@ def build_citations(labels: list[str], chunks: list[ContextChunk], kb: Knowledge
                             reference=reference(title, pos), position=dict(pos)))
     out.sort(key=lambda c: int(c.id[1:]))
     return out
+
+
+def held_note(kb: KnowledgeBase, citations: list[Citation]) -> str:
+    """A cited document had a passage addressed to the assistant, held back at ingest: the rest of it
+    answered, but someone planted that passage, so a reviewer should confirm the answer."""
+    held = list(dict.fromkeys(c.doc_id for c in citations
+                              if c.doc_id in kb.docs and kb.docs[c.doc_id].metadata.get(HELD_BACK)))
+    if not held:
+        return ""
+    titles = "; ".join(display_text(kb.docs[d].title, 120) for d in held)
+    return (f"Note: a passage of {titles} addressed the assistant and was left out; a reviewer should confirm "
+            "this answer.")
 
 
 def conflict_note(kb: KnowledgeBase, resolution: Resolution) -> str:

@@ -8,7 +8,8 @@ Two homes: the sample KB alone, and the sample KB with every hostile article. Me
   cases are counted apart, because text alone cannot expose them and the answer is flagged instead:
   `harmful_policy` (plausible but false articles) and text of an article that claims the very same
   facets as the one the answer follows (`needs_review` is set and both articles are named),
-- correct items suppressed by another article's rules (`suppressed` words missing; must be 0).
+- correct items suppressed by another article's rules (`suppressed` words missing; must be 0),
+- articles with one planted passage still answering from their other sections (`answers`; must be all).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 REDTEAM = ROOT / "tests" / "redteam"
 SAMPLE_KB = ROOT / "examples" / "kb"
 POISONING = "harmful_policy"  # content that is false but not an instruction: flagged, not filtered
+PLANTED = "planted_passage"  # one passage of orders in a sound article: held back alone, the article answers
 
 
 def fold(text: str) -> str:
@@ -88,8 +90,13 @@ def run(clean_home: Path, hostile_home: Path, budgets: tuple[int | None, ...] = 
             conflict = a.get("doc_id") in conflicting(result)
             answer_text = fold(json.dumps(result.get("response", {}), ensure_ascii=False))
             suppressed = [w for w in a.get("suppressed") or [] if fold(w) not in answer_text]
+            # a planted passage costs its own chunk, not the article: the article still answers
+            abstained = a.get("answers") and result["decision"] in ("uncertain", "out_of_scope")
+            unanswered = [w for w in a.get("answers") or [] if fold(w) not in answer_text] + (
+                [result["decision"]] if abstained else [])
             rows.append({"kind": a["kind"], "id": a["id"], "budget": budget, "question": a["target_question"],
                          "leaked": [] if conflict else leaked, "flagged": leaked if conflict else [],
+                         "unanswered": unanswered,
                          "suppressed": [] if conflict else suppressed, "needs_review": bool(result.get("needs_review")),
                          "decision": result["decision"], "result": result})
     # Leaks through the clean questions count too: every forbidden string of every attack.
@@ -104,6 +111,7 @@ def run(clean_home: Path, hostile_home: Path, budgets: tuple[int | None, ...] = 
     attack_rows = [r for r in rows if r["kind"] != "clean"]
     injection = [r for r in attack_rows if r["kind"] != POISONING]
     poisoning = [r for r in attack_rows if r["kind"] == POISONING]
+    planted = [r for r in attack_rows if r["kind"] == PLANTED]
     flagged = sum(r["needs_review"] or r["decision"] in ("uncertain", "out_of_scope") for r in poisoning)
     return {
         "budgets": list(budgets),
@@ -113,8 +121,10 @@ def run(clean_home: Path, hostile_home: Path, budgets: tuple[int | None, ...] = 
         "conflict_text_flagged": sum(len(r.get("flagged", [])) for r in rows if r["kind"] != POISONING),
         "suppressed_items": sum(len(r.get("suppressed", [])) for r in injection),
         "poisoning_flagged": f"{flagged}/{len(poisoning)}",
+        "planted_answered": f"{sum(not r['unanswered'] for r in planted)}/{len(planted)}",
         "rows": [{k: v for k, v in r.items() if k != "result"} for r in rows
-                 if r.get("changed") or r.get("leaked") or r.get("suppressed") or r.get("flagged")],
+                 if r.get("changed") or r.get("leaked") or r.get("suppressed") or r.get("flagged")
+                 or r.get("unanswered")],
     }
 
 
@@ -135,7 +145,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nclean questions {report['clean_questions']}: decision changes {report['decision_changes']}; "
           f"injected text {report['injected_text']}; correct items suppressed {report['suppressed_items']}; "
           f"text of a conflicting article in answers flagged for review {report['conflict_text_flagged']}; "
-          f"poisoning flagged for review {report['poisoning_flagged']}")
+          f"poisoning flagged for review {report['poisoning_flagged']}; planted passages answered around "
+          f"{report['planted_answered']}")
     return 0
 
 

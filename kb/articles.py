@@ -16,12 +16,13 @@ from typing import Any
 import yaml
 
 from ..errors import IngestError
-from .text import addressed_sentences, clean_markdown, instruction_snippets, visible
+from .text import addressed_sentences, clean_markdown, instruction_snippets, names_an_ai, visible
 
 # Bump when parsing or chunking changes what a file becomes: stores re-parse every file once.
 # 7: positions and source_type; quarantine; code blocks whole; namespace and confidentiality.
 # 8: converted documents quarantined; a transcript window per chunk; more section-heading wordings.
-PARSER_VERSION = "21"
+# 22: a chunk that addresses the assistant is held back alone; the whole document only for its governing parts.
+PARSER_VERSION = "22"
 
 # heading (normalised) -> (chunk_type, tier)
 SECTION_KINDS: dict[str, tuple[str, str]] = {
@@ -126,6 +127,7 @@ class Document:
     structured: bool = False  # True when the file follows the KB article format (front matter)
     warnings: list[str] = field(default_factory=list)
     quarantine: str = ""  # why the document is not trusted as a source (it addresses the assistant)
+    held: dict[int, str] = field(default_factory=dict)  # sections (by index) of one planted passage: held back
     source_type: str = ""  # pdf, docx, html, pptx, xlsx, transcript, markdown, text, beir
     tags: list[str] = field(default_factory=list)  # the RAG spec's chunk `tags`: front-matter tags, then k=v
 
@@ -165,7 +167,19 @@ def metadata_value(value: Any) -> Any:
     return None
 
 
-QUARANTINED = "quarantined"  # chunk metadata of a document that addresses the assistant: never retrieved
+QUARANTINED = "quarantined"  # chunk metadata of text that addresses the assistant: never retrieved or read
+HELD_BACK = "held_back"  # document metadata: how many sections of it were held back (its answers are reviewed)
+WRITTEN_AS_KB = frozenset({"", "markdown", "text", "beir"})  # other source types are converted prose
+# Sections whose lines bind every answer drawn from their document (its Never-say and Always rules, the data
+# it asks for): an order to the assistant there compromises the whole document, as one in its title,
+# metadata or hidden comments does.
+GOVERNING = frozenset({"guardrails", "required_data"})
+# One section of orders is a planted passage only in a document with this many sections or more; in a
+# shorter one the orders are what the document is for, and its other text goes with them. A heuristic, not a
+# control (an author can add sections): chosen on the red-team corpus (hostile documents of 2-3 sections whose
+# other sections carry the payload in words no check reads as an order) and the dev halves' tampered
+# documents (6-12 sections, one planted passage each); not tuned on any test half.
+PLANTED_MIN_SECTIONS = 4
 FRONT_MATTER_MAX_BYTES = 64 * 1024
 BEIR_MAX_LINE = 2_000_000
 YAML_MAX_DEPTH = 10
@@ -205,7 +219,7 @@ def bounded_metadata(front: dict[str, Any], source: str, warnings: list[str]) ->
     """Front-matter values as filterable metadata, each bounded; what does not fit is reported."""
     metadata: dict[str, Any] = {}
     for key, value in front.items():
-        if key in ("id", "title", QUARANTINED):  # `quarantined` is citewise's verdict, never the file's
+        if key in ("id", "title", QUARANTINED, HELD_BACK):  # citewise's verdicts, never the file's
             continue
         if len(metadata) >= META_MAX_KEYS:
             warnings.append(f"{source}: more than {META_MAX_KEYS} front-matter keys; the rest are ignored")
@@ -228,12 +242,50 @@ def bounded_metadata(front: dict[str, Any], source: str, warnings: list[str]) ->
 _HTML_COMMENT = re.compile(r"<!--.*?(-->|$)", re.DOTALL)
 
 
+def label(section: Section) -> str:
+    """A section's headings as one line (a converted file's whole heading chain, its title first): a heading
+    over a planted passage ("Note for AI assistants") is part of it, one over several sections part of each."""
+    return " > ".join(section.heading_path) or section.heading
+
+
+def screen(doc: Document, hidden: str = "") -> Document:
+    """Decide once, at parse time, what of `doc` is held back: the whole document (`doc.quarantine`) or the
+    sections of one planted passage (`doc.held`, by index). An order planted in one section of an otherwise
+    sound document costs that section, every chunk of it (the order and any false claim beside it), not the
+    document. The whole document goes when its title, metadata, `hidden` text (raw front matter, comments)
+    or a governing section addresses the assistant, when more than one section does, when it is short, or
+    when another section talks of an AI reader or an automated answer (`names_an_ai`): then it was written
+    to command, and its facts are as suspect as its orders."""
+    converted = doc.source_type not in WRITTEN_AS_KB
+    verdicts = {i: r for i, sec in enumerate(doc.sections)
+                if (r := quarantine_reason(f"{label(sec)}\n{sec.text}", converted=converted))}
+    head = "\n".join(p for p in (doc.title, hidden, *(f"{k}: {v}" for k, v in doc.metadata.items())) if p)
+    first = next(iter(verdicts.values()), "")
+    if reason := quarantine_reason(head, converted=converted):
+        doc.quarantine = reason
+    elif governing := [i for i in verdicts if doc.sections[i].chunk_type in GOVERNING]:
+        doc.quarantine = f"{verdicts[governing[0]]}, in {doc.sections[governing[0]].heading!r}, whose rules bind " \
+                         "every answer"
+    elif len(verdicts) > 1:
+        doc.quarantine = f"{first} and in {len(verdicts) - 1} more section(s)"
+    elif verdicts and len(doc.sections) < PLANTED_MIN_SECTIONS:
+        doc.quarantine = f"{first}, in a document of {len(doc.sections)} section(s)"
+    elif verdicts and (named := next((m for i, sec in enumerate(doc.sections) if i not in verdicts
+                                      and (m := names_an_ai(f"{label(sec)}\n{sec.text}"))), "")):
+        doc.quarantine = f"{first}, and another section names {named!r}"
+    doc.held = {} if doc.quarantine else verdicts
+    return doc
+
+
+def chunk_quarantine(doc: Document, index: int) -> str:
+    """Why the chunks of `doc`'s section `index` are held back, or "" (decided by `screen`)."""
+    return doc.quarantine or doc.held.get(index, "")
+
+
 def quarantine_reason(text: str, converted: bool = False) -> str:
-    """Why a document must not be used as a source, or "": any field of it (title, metadata, headings,
-    body, FAQ, required-data lines, guardrails, comments) addresses the assistant instead of informing
-    the reader. Such a document is compromised as a whole: its facts are as suspect as its orders.
-    A `converted` document (web page, office file, transcript) is held to `addressed_sentences`: its
-    prose is not written for an assistant, and the sentences that only look like orders are still
+    """Why a text must not be used as a source, or "": it addresses the assistant instead of informing
+    the reader. A `converted` text (web page, office file, transcript) is held to `addressed_sentences`:
+    its prose is not written for an assistant, and the sentences that only look like orders are still
     neutralised wherever they are retrieved."""
     found = addressed_sentences(text) if converted else instruction_snippets(text)
     return f"text addressed to the assistant ({found[0][:80]!r})" if found else ""
@@ -259,7 +311,8 @@ def parse_markdown(text: str, *, source: str, default_id: str, default_title: st
     """Parse one Markdown/text file. With front matter it is a structured article, otherwise plain content."""
     clean = visible(text)
     front, body = split_front_matter(clean, source)
-    body = _HTML_COMMENT.sub("", body)  # hidden text is not content (it is still checked above)
+    hidden = "\n".join([clean[: len(clean) - len(body)], *(m.group(0) for m in _HTML_COMMENT.finditer(body))])
+    body = _HTML_COMMENT.sub("", body)  # hidden text is not content (it is checked as the document's own)
     structured = front is not None
     front = front or {}
     if structured:
@@ -310,9 +363,9 @@ def parse_markdown(text: str, *, source: str, default_id: str, default_title: st
         title = title[: TITLE_MAX_CHARS - 1].rstrip() + "…"
     warnings: list[str] = []
     metadata = bounded_metadata(front, source, warnings)
-    return Document(doc_id=doc_id, title=title, metadata=metadata, sections=sections, source=source,
-                    content_hash=content_hash(text), structured=structured, warnings=warnings,
-                    quarantine=quarantine_reason(clean))
+    doc = Document(doc_id=doc_id, title=title, metadata=metadata, sections=sections, source=source,
+                   content_hash=content_hash(text), structured=structured, warnings=warnings)
+    return screen(doc, hidden)
 
 
 def parse_beir_line(line: str, *, source: str, lineno: int) -> Document:
@@ -335,7 +388,7 @@ def parse_beir_line(line: str, *, source: str, lineno: int) -> Document:
     if isinstance(raw_meta, dict):
         for key, value in raw_meta.items():
             mv = metadata_value(value)
-            if mv is not None:
+            if mv is not None and str(key) not in (QUARANTINED, HELD_BACK):  # citewise's verdicts, never the file's
                 metadata[str(key)] = mv
     doc_id = str(record["_id"])
     return Document(doc_id=doc_id, title=title or doc_id, metadata=metadata,

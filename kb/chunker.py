@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .articles import QUARANTINED, Document, Section, Unit
+from .articles import QUARANTINED, Document, Section, Unit, chunk_quarantine
 from .text import blocks, paragraphs, slug, split_sentences
 from .tokens import count_tokens, truncate_to_tokens
 
@@ -245,7 +245,7 @@ def position_of(units: Sequence[Unit], section: Section, doc: Document, ordinal:
 
 def chunk_document(doc: Document, size: int = 800, overlap: int = 120) -> list[Chunk]:
     chunks: list[Chunk] = []
-    for section in doc.sections:
+    for index, section in enumerate(doc.sections):
         units = section_units(section)
         if count_tokens(section.text) <= size:
             groups, texts = [units], [section.text.strip()]
@@ -265,7 +265,7 @@ def chunk_document(doc: Document, size: int = 800, overlap: int = 120) -> list[C
                 "chunk_type": section.chunk_type,
                 "tier": section.tier,
                 "section": section.heading,
-                **({QUARANTINED: True} if doc.quarantine else {}),
+                **({QUARANTINED: True} if chunk_quarantine(doc, index) else {}),
             }
             chunks.append(Chunk(chunk_id=f"{doc.doc_id}#{ordinal:02d}-{name}", doc_id=doc.doc_id,
                                 ordinal=ordinal, section=section.heading, chunk_type=section.chunk_type,

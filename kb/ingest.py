@@ -56,7 +56,7 @@ from ..retrieval.snapshot import (
 )
 from ..store import Store, check_home, is_database_error, open_store, store_exists
 from .access import with_access_metadata
-from .articles import PARSER_VERSION, QUARANTINED, Document, content_hash, metadata_value
+from .articles import HELD_BACK, PARSER_VERSION, QUARANTINED, Document, content_hash, metadata_value
 from .chunker import Chunk, chunk_document
 from .convert import ConversionError
 from .fields import parse_required_data
@@ -343,6 +343,11 @@ def plan_file(source: SourceFile, store: Store, ctx: Context, reparse: bool, sum
         if item.quarantine:
             summary.warnings.append(f"{key}: {item.doc_id} is quarantined, {item.quarantine}: it is stored but "
                                     "never retrieved or cited")
+        elif item.held:
+            where = ", ".join(repr(item.sections[i].heading or "(untitled)") for i in item.held)
+            summary.warnings.append(f"{key}: {item.doc_id}: section {where} holds {next(iter(item.held.values()))}: "
+                                    "that section is stored but never retrieved, read or cited; the rest answers, "
+                                    "flagged for review")
         apply_metadata(item, tags)
         if existing.get(item.doc_id) == item.content_hash:
             plan.unchanged_documents += 1
@@ -391,7 +396,8 @@ def write_file(plan: FilePlan, store: Store, summary: Summary) -> bool:
     key = str(plan.source.path)
     summary.documents_unchanged += plan.unchanged_documents
     for w in plan.writes:
-        metadata = {**w.doc.metadata, **({QUARANTINED: True} if w.doc.quarantine else {})}
+        metadata = {**w.doc.metadata, **({QUARANTINED: True} if w.doc.quarantine else {}),
+                    **({HELD_BACK: len(w.doc.held)} if w.doc.held else {})}
         with store.transaction() as conn:
             version = int(store.get_meta("generation", "0") or 0) + 1
             _put(store, conn, key, w, metadata, version)
@@ -591,6 +597,11 @@ def document_rules(doc: Document, chunks: list[Chunk]) -> tuple[list[dict[str, A
             rule_chunks.append(chunk.chunk_id)
     if len(fields) > MAX_FIELDS:
         raise IngestError(f"{doc.source}: {doc.doc_id} declares more than {MAX_FIELDS} required-data fields")
+    if doc.held and rules.always:  # an Always rule is an order to the assistant, by format: a document where
+        # someone planted one passage of orders cannot vouch for its others (its Never rules only withhold)
+        warnings.append(f"{doc.doc_id}: its {len(rules.always)} Always rule(s) are not applied, since a section "
+                        "of it addresses the assistant")
+        rules = Guardrails(rules.never_say, rules.never, [])
     if max(len(rules.never_say), len(rules.never), len(rules.always)) > MAX_RULES:
         raise IngestError(f"{doc.source}: {doc.doc_id} has more than {MAX_RULES} guardrail rules of one kind")
     return fields, {**rules.as_dict(), "chunk_ids": rule_chunks}, warnings

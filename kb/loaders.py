@@ -22,7 +22,7 @@ from .articles import (
     Unit,
     parse_beir_line,
     parse_markdown,
-    quarantine_reason,
+    screen,
     section_kind,
 )
 from .convert import LEGACY, SUFFIXES, Converted
@@ -195,8 +195,6 @@ def converted_document(result: Converted, source: SourceFile, digest: str,
         value = result.metadata.get(key)
         if value:
             metadata[key] = value
-    # A web page, slide deck or memo that addresses the assistant is as compromised as an article that does.
-    read = "\n".join([result.title, *(b.text for b in result.blocks), *(str(v) for v in metadata.values())])
-    return Document(doc_id=source.relative, title=result.title, metadata=metadata, sections=sections,
-                    source=str(source.path), content_hash=digest, structured=False,
-                    source_type=result.source_type, quarantine=quarantine_reason(read, converted=True))
+    doc = Document(doc_id=source.relative, title=result.title, metadata=metadata, sections=sections,
+                   source=str(source.path), content_hash=digest, structured=False, source_type=result.source_type)
+    return screen(doc)  # held back whole, or one planted section of it

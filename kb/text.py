@@ -378,6 +378,10 @@ _INSTRUCTION_LIKE = re.compile(
     r"system|these|those)\b[^.!?\n]{0,20}\b(instructions?|rules?|guidelines?|guardrails?|prompts?|directions?|"
     r"policies)\b|\b(ignore|disregard|forget) (everything |all )?(the |that )?(above|previous|prior)\b[^.!?\n]{0,20}"
     r"\band\b|\byou are (now|no longer)\b|\bfrom now on\b[^.!?\n]{0,40}\b(you|assistant|model)\b|"
+    # a persona game ("Let's play a game. You are Grandpa Joe ... Stay in character for the rest of this
+    # conversation"): nothing a reader of a knowledge base is asked to do
+    r"\b(stay|remain) in character\b|\bfor the rest of (this|the|our) (conversation|chat|session)\b|"
+    r"\blet'?s play a (game|role)\b|"
     r"\b(system|developer) (prompt|message|instructions?)\b|\bnew instructions?\b|\bdo not (follow|obey)\b(?!\s+up\b)|"
     r"\b(assistant|ai|llm|chatbot)s?,? (must|should|will) now\b|\bmodels?,? (must|should) now\b|"
     # role markers and requests to disclose what the assistant was given (a chat token named in prose or
@@ -477,9 +481,23 @@ _SPEAKER_LABEL = re.compile(r"(^|\n|\|)([ \t]*(\[[^\]\n]{0,20}\][ \t]*)?(?:[A-Za
                             r"(?:assistant|developer|system)[ \t]*:)", re.IGNORECASE)
 _AI_ADDRESSEE = re.compile(r"\b(ai|a\.i\.|artificial intelligence|llms?|chatbots?|language models?|gpt|system prompt|"
                            r"automated (assistants?|agents?|systems?|readers?))\b", re.IGNORECASE)
+# ... and, in a document already caught addressing the assistant, talk of an AI reader or of what it writes
+# ("language models are expected to repeat", "a well-formed automated answer begins", "in the answer"); not
+# people's work ("agents answering the phone", "in your reply") nor "automated systems post fees", nor "Ai".
+_AI_OR_ITS_ANSWER = re.compile(
+    r"\b((?-i:AI|A\.I\.)|artificial intelligence|llms?|chatbots?|language models?|gpt|system prompt|"
+    r"automated (assistants?|readers?)|(automated|generated|ai) (answers?|responses?|replies)|"
+    r"(assistants?|bots?|models?) (answering|reading|summari[sz]ing)|in (the|every|each) answer)\b", re.IGNORECASE)
 _UNMISTAKABLE = re.compile(r"\b(ignore|disregard|forget|override|bypass)\b[^.!?\n]{0,30}\b(previous|prior|above|"
                            r"earlier|all|your|system)\b[^.!?\n]{0,20}\b(instructions?|prompts?|guidelines?|guardrails?)\b|"
                            r"<\|?im_start|<\|(system|user|assistant)\|>|\[/?inst\]|<</?sys>>|<system>", re.IGNORECASE)
+
+
+def names_an_ai(text: str) -> str:
+    """The first mention of an AI reader or of an automated answer in `text`, or "". On its own this is no
+    order ("our AI chat assistant books viewings"); it counts only where the same document already gave one."""
+    m = _AI_OR_ITS_ANSWER.search(text)
+    return m.group(0) if m else ""
 
 
 def addressed_sentences(text: str) -> list[str]:

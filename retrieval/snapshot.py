@@ -56,7 +56,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConfigError, NotIngestedError, StoreError
-from ..kb.articles import FACETS, PROVIDER
+from ..kb.articles import FACETS, PROVIDER, QUARANTINED
 from ..kb.synonyms import SynonymExpander
 from ..kb.text import ANALYZER_ID
 from ..store import Store, open_store, resolve_url, store_exists
@@ -313,19 +313,25 @@ class KnowledgeBase:
                         bm25_rank=h.bm25_rank, dense_rank=h.dense_rank, row=h.row) for h in hits]
 
     def chunks_of(self, doc_id: str) -> list[Passage]:
-        """A document's chunks in reading order (rows of a document are contiguous)."""
+        """A document's chunks in reading order (rows of a document are contiguous). A chunk held back at
+        ingest (it addresses the assistant) is not among them: what search never returns, the answering
+        steps that read a whole article (its context, its fields, its checks) never see either."""
+        return [Passage(**p, row=r) for r, p in self._trusted_rows(doc_id)]
+
+    def _trusted_rows(self, doc_id: str) -> list[tuple[int, dict[str, Any]]]:
         doc = self.docs.get(doc_id)
         if doc is None:
             return []
-        return [Passage(**self.passages.get(r), row=r) for r in range(doc.first_row, doc.first_row + doc.rows)]
+        rows = ((r, self.passages.get(r)) for r in range(doc.first_row, doc.first_row + doc.rows))
+        return [(r, p) for r, p in rows if not (p.get("metadata") or {}).get(QUARANTINED)]
 
     def doc_vector(self, doc_id: str) -> np.ndarray | None:
         """A document's mean chunk vector, normalised: what the whole article is about (cached)."""
         with self._memo_lock:
             cached = self._doc_vectors.get(doc_id)
-        if cached is None and doc_id in self.docs and self.docs[doc_id].rows:
-            doc = self.docs[doc_id]
-            mean = self.vectors_of(list(range(doc.first_row, doc.first_row + doc.rows))).mean(axis=0)
+        rows = [r for r, _ in self._trusted_rows(doc_id)] if cached is None else []
+        if rows:
+            mean = self.vectors_of(rows).mean(axis=0)
             cached = (mean / max(float(np.linalg.norm(mean)), 1e-12)).astype(np.float32)
             cached.setflags(write=False)  # shared by every thread answering from this snapshot
             with self._memo_lock:
