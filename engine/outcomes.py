@@ -182,6 +182,8 @@ def uncertain(ctx: Context, inquiry: Inquiry, verdict: Verdict | None, pack: Con
         head += " Missing: " + "; ".join(missing_parts) + "."
     body = artifact.markdown if artifact is not None else render_text(sections)
     text = head + ("\n\nWhat the knowledge base does support:\n" + body if body else "")
+    if verdict is not None and verdict.note and artifact is None:  # (an artifact's markdown carries it already)
+        text = f"{verdict.note}\n\n{text}"  # two articles disagree, a passage was held back: said here too
     return {"decision": "uncertain", "needs_review": True,
             "response": {"text": text, "sections": dump(sections)},
             "review": review(verdict.dropped if verdict else []),

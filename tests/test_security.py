@@ -159,6 +159,22 @@ def test_a_passage_planted_in_a_sound_article_is_held_back_alone(tmp_path: Path)
             assert out["needs_review"] and "Scam reimbursement addressed the assistant" in out["response"]["text"]
 
 
+def test_an_uncertain_answer_from_a_document_with_a_planted_passage_says_so(tmp_path: Path) -> None:
+    from citewise.engine import answer
+    from citewise.kb.ingest import ingest
+
+    src = tmp_path / "kb"
+    src.mkdir()
+    (src / "scam.md").write_text(PLANTED)
+    ingest([src], tmp_path / "home", progress=False)
+    from citewise.config import Context
+
+    ctx = Context(home=str(tmp_path / "home"), confidence_threshold=0.99)
+    out = answer("How much of a scam loss will the bank reimburse?", ctx=ctx)
+    assert out["decision"] == "uncertain" and out["needs_review"]
+    assert out["response"]["text"].startswith("Note: a passage of Scam reimbursement addressed the assistant")
+
+
 def test_a_document_with_a_planted_passage_adds_none_of_its_always_rules(tmp_path: Path) -> None:
     """An `Always:` rule is an order to the assistant by format; in a document where one passage was caught
     addressing the assistant, it would carry the payload into every answer, whatever the question."""
