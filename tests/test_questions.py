@@ -117,12 +117,14 @@ def test_judge_checks_an_artifact_by_its_markdown_and_headings() -> None:
 # runs moved the threshold from 0.60 to 0.64, and utilities' (0.57 -> 0.55) when the refit after contractions
 # stopped counting as question terms sent one more answer to `uncertain`. Raised at 4eddb93 (sample 0.79 -> 0.82,
 # utilities 0.55 -> 0.58, banking 0.49 -> 0.57: two or three questions under the measured rate). The issue's
-# targets (95%) are not met yet, see BENCHMARKS.md.
+# targets (95%) are not met yet, see BENCHMARKS.md. Raised at 864d865, where documents with one planted passage
+# answer again (pets 0.63 -> 0.69, utilities 0.58 -> 0.62, tenancy 0.60 -> 0.69, banking 0.57 -> 0.62; precision
+# pets, travel and banking to 0.85): two to three questions under the measured 75.8% / 66.7% / 74.6% / 67.8%.
 @pytest.mark.parametrize("name,floor,precision", [("sample", 0.82, 0.85), ("telecom", 0.67, 0.85),
                                                   ("docs", 0.63, 0.85), ("hr", 0.72, 0.85), ("solar", 0.66, 0.85),
-                                                  ("aid", 0.52, 0.70), ("pets", 0.63, 0.75),
-                                                  ("utilities", 0.58, 0.85), ("travel", 0.50, 0.82),
-                                                  ("tenancy", 0.60, 0.88), ("banking", 0.57, 0.80)])
+                                                  ("aid", 0.52, 0.70), ("pets", 0.69, 0.85),
+                                                  ("utilities", 0.62, 0.85), ("travel", 0.50, 0.85),
+                                                  ("tenancy", 0.69, 0.88), ("banking", 0.62, 0.85)])
 def test_eval_set_test_split(name: str, floor: float, precision: float, tmp_path: Path, record_property) -> None:
     eval_set = SETS[name]
     home = prepared_home(eval_set, tmp_path)
