@@ -21,7 +21,7 @@ from .text import addressed_sentences, clean_markdown, instruction_snippets, nam
 # Bump when parsing or chunking changes what a file becomes: stores re-parse every file once.
 # 7: positions and source_type; quarantine; code blocks whole; namespace and confidentiality.
 # 8: converted documents quarantined; a transcript window per chunk; more section-heading wordings.
-# 22: a chunk that addresses the assistant is held back alone; the whole document only for its governing parts.
+# 22: one planted section of a document is held back, not the whole document (see screen).
 PARSER_VERSION = "22"
 
 # heading (normalised) -> (chunk_type, tier)
