@@ -10,7 +10,7 @@ from typing import Any
 
 from ..config import Context
 from ..kb.articles import HELD_BACK, PROVIDER
-from ..kb.text import display_text, term_set
+from ..kb.text import acronym_definitions, display_text, term_set, with_long_forms
 from ..llm.chat import ModelClock
 from ..retrieval.snapshot import KnowledgeBase
 from .answerability import asking_part, assess, question_years, unnamed_facets
@@ -64,7 +64,8 @@ def check(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, resolution: Resolut
         blocking += 1
     critical = any(c.doc_id == article_id and c.tier == "critical" for c in pack.chunks)
     unanswered = answered_or_missing(kb, inquiry, resolution, pack, checked.sections)
-    focus, match = answer_focus(kb, inquiry.question, checked.sections)
+    defined = acronym_definitions(c.text for c in pack.chunks)
+    focus, match = answer_focus(kb, inquiry.question, checked.sections, defined)
     structured = (resolution is not None and resolution.article_id is not None) or any(
         kb.docs[c.doc_id].structured for c in pack.chunks if c.doc_id in kb.docs)
     conf, parts = confidence(relevance, resolution.confidence if resolution else 0.0, checked.support, critical,
@@ -79,14 +80,18 @@ def check(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, resolution: Resolut
                    needs_review=bool(resolution and resolution.conflicts) or bool(held), unanswered=unanswered)
 
 
-def answer_focus(kb: KnowledgeBase, question: str, sections: list[Section]) -> tuple[float, float]:
+def answer_focus(kb: KnowledgeBase, question: str, sections: list[Section],
+                 defined: dict[str, str] | None = None) -> tuple[float, float]:
     """How much of the question the answer itself takes up: the IDF-weighted share of the question's terms
     the answer states, and the best cosine between the question and one claim. Retrieval can be strong
     for a neighbouring question; these two look at what the user actually gets."""
     claims = [strip_citations(item) for s in sections for _, item in s.items()][:MAX_FOCUS_CLAIMS]
     if not claims:
         return 0.0, 0.0
-    focus = coverage(question, synonym_alternatives(kb, question), claims, kb.bm25.idf)
+    # (a claim that writes "STD" states the "short-term disability" a question asks about, where the context
+    # defines it)
+    focus = coverage(question, synonym_alternatives(kb, question),
+                     [with_long_forms(c, defined or {}) for c in claims], kb.bm25.idf)
     query = kb.embedder.embed_query(question)  # the query path: in-memory cache, no disk writes per answer
     return round(focus, 4), round(max(float(kb.embedder.embed_query(c) @ query) for c in claims), 4)
 

@@ -23,6 +23,7 @@ from ..kb.text import (
     FAQ_SETUP,
     MAX_QUOTE_CHARS,
     NEUTRALIZED,
+    acronym_definitions,
     blocks,
     clean_markdown,
     code_parts,
@@ -30,6 +31,7 @@ from ..kb.text import (
     split_items,
     term_set,
     terms,
+    with_long_forms,
 )
 from .answerability import (
     QUESTION_WORDS,
@@ -202,7 +204,13 @@ class ExtractiveGenerator:
 
         units = [(order, score_text, output, c) for order, c in enumerate(chunks) if c.chunk_type in ANSWER_TYPES
                  for score_text, output in _units(c) if answerable_unit(output) and allowed(output, c.doc_id)]
-        unit_terms = [term_set(st) for _, st, _, _ in units]
+        # "The STD benefit is 60% ..." answers a question about the short-term disability benefit: an acronym
+        # the context defines counts as its long form (and the question's acronyms as theirs, like synonyms)
+        defined = acronym_definitions(c.text for c in chunks)
+        for long in with_long_forms(request.question, defined)[len(request.question):].split():
+            for t in terms(long):
+                weights.setdefault(t, 0.5 * max(request.idf(t), 0.1))
+        unit_terms = [term_set(with_long_forms(st, defined)) for _, st, _, _ in units]
         # A question term found in every candidate sentence (a facet every chunk shares) tells them apart
         # no better than a stopword: weight = global IDF x discrimination within this context.
         df = Counter(t for ts in unit_terms for t in ts if t in weights)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
+from collections.abc import Iterable
 from functools import lru_cache
 
 import Stemmer
@@ -93,6 +94,40 @@ def terms(text: str) -> list[str]:
 
 def term_set(text: str) -> set[str]:
     return set(terms(text))
+
+
+# "short-term disability (STD)", "Free Application for Federal Student Aid (FAFSA)": words, then an acronym in
+# capitals in parentheses. The long form is the run of words just before it whose initials spell it (hyphenated
+# parts count as words; small words may be skipped), so "the claim is filed by the employee (APS)" defines nothing.
+_DEFINED = re.compile(r"((?:[A-Za-z][A-Za-z'’]*[ \t-]+){1,10})\(([A-Z]{2,8})s?\)")
+_SMALL_WORDS = frozenset({"of", "for", "and", "the", "to", "on", "in", "a", "an", "&"})
+
+
+def acronym_definitions(texts: Iterable[str]) -> dict[str, str]:
+    """Acronym -> long form, as the texts define them ("STD" -> "short-term disability"). A sentence that
+    later writes only "STD" is still about short-term disability: callers add the long form to its terms."""
+    found: dict[str, str] = {}
+    for text in texts:
+        for m in _DEFINED.finditer(text):
+            abbr, parts = m.group(2), re.split(r"[ \t-]+", m.group(1).strip())
+            i, j = len(abbr) - 1, len(parts) - 1
+            while i >= 0 and j >= 0:
+                if parts[j][:1].upper() == abbr[i]:
+                    i -= 1
+                elif parts[j].lower() not in _SMALL_WORDS:
+                    break
+                j -= 1
+            if i < 0 and len(parts) - j - 1 >= 2:
+                found.setdefault(abbr, " ".join(parts[j + 1:]))
+    return found
+
+
+def with_long_forms(text: str, defined: dict[str, str]) -> str:
+    """`text` and, after it, the long form of each defined acronym it writes (for matching, never shown)."""
+    if not defined:
+        return text
+    extra = [long for abbr, long in defined.items() if re.search(rf"\b{abbr}s?\b", text)]
+    return f"{text} {' '.join(extra)}" if extra else text
 
 
 def squash(text: str) -> str:

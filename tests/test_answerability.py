@@ -742,6 +742,33 @@ def test_a_question_about_a_bound_is_answered_by_the_sentence_stating_it() -> No
     assert draft.sections[0].answer_components[0].startswith("The maximum adjustment is $1,250.00")
 
 
+def test_an_acronym_the_context_defines_counts_as_its_long_form() -> None:
+    """"The STD benefit is 60% ..." answers a question about the short-term disability benefit: the article
+    defines "short-term disability (STD)" elsewhere, and the sentence that writes only the acronym led no more
+    than the topical ones around it (it ranked tenth of twenty in an HR article)."""
+    from citewise.engine.extractive import ExtractiveGenerator
+    from citewise.engine.generate import AnswerRequest
+    from citewise.engine.records import ContextChunk
+    from citewise.kb.text import acronym_definitions, with_long_forms
+
+    defined = acronym_definitions(["Employees may file a short-term disability (STD) claim. The attending physician "
+                                   "statement (APS) is due in 15 days. Free Application for Federal Student Aid "
+                                   "(FAFSA). Filed by the employee (APS). Call the office (USA)."])
+    assert defined == {"STD": "short term disability", "APS": "attending physician statement",
+                       "FAFSA": "Free Application for Federal Student Aid"}
+    assert with_long_forms("The STD benefit", defined) == "The STD benefit short term disability"
+    assert with_long_forms("The STDX code", defined) == "The STDX code"
+    guide = ("- Employees who cannot work because of a non-work-related illness may file a short-term disability "
+             "(STD) claim.\n- A long-term disability claim is referred to the carrier by week 20.")
+    rules = ("- Short-term disability eligibility starts after 90 days of employment for every full-time "
+             "employee.\n- The STD benefit is 60% of weekly base earnings, up to $1,500 per week.")
+    chunks = [ContextChunk("C1", "std#0", "std", "Disability claims", "decision_guide", "critical", guide),
+              ContextChunk("C2", "std#1", "std", "Disability claims", "business_rules", "critical", rules)]
+    draft = ExtractiveGenerator().generate(AnswerRequest("What is my weekly short-term disability benefit?", "",
+                                                         chunks, "std", {}))
+    assert draft.sections[0].answer_components[0].startswith("The STD benefit is 60%"), draft.sections[0]
+
+
 def test_the_score_gap_is_read_only_on_the_heuristic_rerankers_scale(tmp_path, monkeypatch) -> None:
     """RRF's 1/(60+rank) or a cross-encoder's logits make a ratio of scores meaningless: with another
     reranker resolve never asks whether a plain document is far ahead."""
