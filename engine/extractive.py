@@ -205,11 +205,9 @@ class ExtractiveGenerator:
         units = [(order, score_text, output, c) for order, c in enumerate(chunks) if c.chunk_type in ANSWER_TYPES
                  for score_text, output in _units(c) if answerable_unit(output) and allowed(output, c.doc_id)]
         # "The STD benefit is 60% ..." answers a question about the short-term disability benefit: an acronym
-        # the context defines counts as its long form (and the question's acronyms as theirs, like synonyms)
+        # the context defines counts as its long form. (Not the other way: a question's "PTO" read as "paid
+        # time off" would credit every sentence with "part-time" in it.)
         defined = acronym_definitions(c.text for c in chunks)
-        for long in with_long_forms(request.question, defined)[len(request.question):].split():
-            for t in terms(long):
-                weights.setdefault(t, 0.5 * max(request.idf(t), 0.1))
         unit_terms = [term_set(with_long_forms(st, defined)) for _, st, _, _ in units]
         # A question term found in every candidate sentence (a facet every chunk shares) tells them apart
         # no better than a stopword: weight = global IDF x discrimination within this context.

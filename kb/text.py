@@ -98,27 +98,33 @@ def term_set(text: str) -> set[str]:
 
 # "short-term disability (STD)", "Free Application for Federal Student Aid (FAFSA)": words, then an acronym in
 # capitals in parentheses. The long form is the run of words just before it whose initials spell it (hyphenated
-# parts count as words; small words may be skipped), so "the claim is filed by the employee (APS)" defines nothing.
-_DEFINED = re.compile(r"((?:[A-Za-z][A-Za-z'’]*[ \t-]+){1,10})\(([A-Z]{2,8})s?\)")
-_SMALL_WORDS = frozenset({"of", "for", "and", "the", "to", "on", "in", "a", "an", "&"})
+# parts count as words; small words may be skipped, never start it), so "filed by the employee (APS)" defines
+# nothing. A match starts at a word's first letter (else a long run of letters costs quadratic time).
+_DEFINED = re.compile(r"(?<![A-Za-z'’])((?:[A-Za-z][A-Za-z'’]*[ \t-]+){1,10})\(([A-Z]{2,8})s?\)")
+_SMALL_WORDS = frozenset({"of", "for", "and", "the", "to", "on", "in", "a", "an"})
+
+
+def _spells(parts: list[str], abbr: str) -> bool:
+    """Whether the initials of `parts` spell `abbr`, each word used and small words optional."""
+    if not parts:
+        return not abbr
+    head, rest = parts[0], parts[1:]
+    if abbr and head[:1].upper() == abbr[0] and _spells(rest, abbr[1:]):
+        return True
+    return head.lower() in _SMALL_WORDS and _spells(rest, abbr)
 
 
 def acronym_definitions(texts: Iterable[str]) -> dict[str, str]:
-    """Acronym -> long form, as the texts define them ("STD" -> "short-term disability"). A sentence that
+    """Acronym -> long form, as the texts define them ("STD" -> "short term disability"). A sentence that
     later writes only "STD" is still about short-term disability: callers add the long form to its terms."""
     found: dict[str, str] = {}
     for text in texts:
         for m in _DEFINED.finditer(text):
             abbr, parts = m.group(2), re.split(r"[ \t-]+", m.group(1).strip())
-            i, j = len(abbr) - 1, len(parts) - 1
-            while i >= 0 and j >= 0:
-                if parts[j][:1].upper() == abbr[i]:
-                    i -= 1
-                elif parts[j].lower() not in _SMALL_WORDS:
-                    break
-                j -= 1
-            if i < 0 and len(parts) - j - 1 >= 2:
-                found.setdefault(abbr, " ".join(parts[j + 1:]))
+            start = next((i for i in range(len(parts) - 1) if parts[i].lower() not in _SMALL_WORDS
+                          and _spells(parts[i:], abbr)), None)
+            if start is not None:
+                found.setdefault(abbr, " ".join(parts[start:]))
     return found
 
 

@@ -753,9 +753,11 @@ def test_an_acronym_the_context_defines_counts_as_its_long_form() -> None:
 
     defined = acronym_definitions(["Employees may file a short-term disability (STD) claim. The attending physician "
                                    "statement (APS) is due in 15 days. Free Application for Federal Student Aid "
-                                   "(FAFSA). Filed by the employee (APS). Call the office (USA)."])
+                                   "(FAFSA). Filed by the employee (APS). Call the office (USA). Office of "
+                                   "Management and Budget (OMB). Log in the Portal (IP)."])
+    # (a small word may be skipped, never start the long form: not "of Management and Budget", "in the Portal")
     assert defined == {"STD": "short term disability", "APS": "attending physician statement",
-                       "FAFSA": "Free Application for Federal Student Aid"}
+                       "FAFSA": "Free Application for Federal Student Aid", "OMB": "Office of Management and Budget"}
     assert with_long_forms("The STD benefit", defined) == "The STD benefit short term disability"
     assert with_long_forms("The STDX code", defined) == "The STDX code"
     guide = ("- Employees who cannot work because of a non-work-related illness may file a short-term disability "
