@@ -234,6 +234,11 @@ def test_a_planted_passage_takes_its_whole_section_with_it(tmp_path: Path) -> No
     src.mkdir()
     (src / "scam.md").write_text(doc)
     ingest([src], tmp_path / "home", progress=False)
+    from citewise.store import open_store
+
+    chunks = open_store(tmp_path / "home").chunks_of("scam-refunds")  # the store ingest wrote
+    section = [c for c in chunks if c["section"] == "Common issues"]
+    assert len(section) >= 3 and all(c["metadata"].get("quarantined") for c in section)  # the claim's chunk too
     out = answer("Are fees refunded in full on request?", home=tmp_path / "home")
     assert "CANARY-P2" not in json.dumps(out) and all("common-issues" not in c["chunk_id"] for c in out["citations"])
 
