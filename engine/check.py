@@ -63,8 +63,8 @@ def check(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, resolution: Resolut
         violations.append(Violation("empty_answer", "no supported statement is left", "none"))
         blocking += 1
     critical = any(c.doc_id == article_id and c.tier == "critical" for c in pack.chunks)
-    unanswered = answered_or_missing(kb, inquiry, resolution, pack, checked.sections)
     defined = acronym_definitions(c.text for c in pack.chunks)
+    unanswered = answered_or_missing(kb, inquiry, resolution, pack, checked.sections, defined)
     focus, match = answer_focus(kb, inquiry.question, checked.sections, defined)
     structured = (resolution is not None and resolution.article_id is not None) or any(
         kb.docs[c.doc_id].structured for c in pack.chunks if c.doc_id in kb.docs)
@@ -97,11 +97,12 @@ def answer_focus(kb: KnowledgeBase, question: str, sections: list[Section],
 
 
 def answered_or_missing(kb: KnowledgeBase, inquiry: Inquiry, resolution: Resolution | None, pack: ContextPack,
-                        sections: list[Section]) -> list[str]:
-    """What the question asks that the checked answer does not state (empty when it answers)."""
+                        sections: list[Section], defined: dict[str, str] | None = None) -> list[str]:
+    """What the question asks that the checked answer does not state (empty when it answers). `defined`: the
+    context's acronyms ("IMT" -> "international money transfer"): a claim about "IMTs" states a money transfer."""
     if not sections:
         return []  # nothing left to judge: the empty answer is already a failed check
-    claims = [strip_citations(item) for s in sections for _, item in s.items()]
+    claims = [with_long_forms(strip_citations(item), defined or {}) for s in sections for _, item in s.items()]
     facet_terms = {t for values in inquiry.detected_facets.values() for v in values for t in term_set(v)}
     missing = assess(inquiry.question, claims, pack.text, facet_terms,
                      synonym_alternatives(kb, inquiry.question)).missing
