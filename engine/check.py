@@ -10,10 +10,10 @@ from typing import Any
 
 from ..config import Context
 from ..kb.articles import HELD_BACK, PROVIDER
-from ..kb.text import acronym_definitions, display_text, term_set, with_long_forms
+from ..kb.text import acronym_definitions, display_text, term_set, with_long_forms, words
 from ..llm.chat import ModelClock
 from ..retrieval.snapshot import KnowledgeBase
-from .answerability import asking_part, assess, question_years, unnamed_facets
+from .answerability import asking_part, assess, derived_words, question_years, says_derived, unnamed_facets
 from .facets import asked_providers
 from .grade import grade
 from .privacy import masked
@@ -90,8 +90,11 @@ def answer_focus(kb: KnowledgeBase, question: str, sections: list[Section],
         return 0.0, 0.0
     # (a claim that writes "STD" states the "short-term disability" a question asks about, where the context
     # defines it)
+    # (a claim that says "decides" states the "decision" a question asks about: the stemmer keeps them apart)
+    joined = " ".join(claims)
+    partners = " ".join(w for w in words(question) if says_derived(derived_words(w), joined))
     focus = coverage(question, synonym_alternatives(kb, question),
-                     [with_long_forms(c, defined or {}) for c in claims], kb.bm25.idf)
+                     [*(with_long_forms(c, defined or {}) for c in claims), partners], kb.bm25.idf)
     query = kb.embedder.embed_query(question)  # the query path: in-memory cache, no disk writes per answer
     return round(focus, 4), round(max(float(kb.embedder.embed_query(c) @ query) for c in claims), 4)
 

@@ -1660,3 +1660,32 @@ def test_a_claim_that_writes_only_a_defined_acronym_answers_for_its_long_form(tm
                      confidence_threshold=0.0)  # routing off: under test is whether the answer states it
     assert answer["decision"] in ("can_proceed", "needs_data"), answer["response"]["text"]
     assert "1 to 3 business days" in answer["response"]["text"]
+
+
+def test_how_much_of_the_question_an_answer_states_counts_a_noun_by_its_verb(tmp_path) -> None:
+    """"How long do they take to make a decision?" answered by "Northwind decides within 10 business days"
+    states the decision: the stemmer keeps "decision" and "decides" apart, and the answer's focus (a part
+    of confidence) read the question as only partly answered, under the threshold for a right answer."""
+    import re
+
+    from citewise import api
+    from citewise.engine.score import coverage
+    from citewise.kb.ingest import ingest
+    from citewise.retrieval.snapshot import open_kb
+
+    src = tmp_path / "kb"
+    src.mkdir()
+    (src / "claims.md").write_text(
+        "---\nid: northwind-claims\ntitle: Northwind claim reviews\ntopic: claims\n---\n"
+        "## Business rules\n- Northwind decides within 10 business days of receiving a complete claim.\n"
+        "- Claims are paid by bank transfer.\n")
+    ingest([src], tmp_path / "home", progress=False)
+
+    question = "How long does Northwind take to make a decision on a claim?"
+    answer = api.ask(question, home=tmp_path / "home", confidence_threshold=0.0)
+    text = answer["response"]["text"]
+    assert "decides within 10 business days" in text, text
+    # the same as if the answer wrote the noun itself
+    kb = open_kb(tmp_path / "home")
+    as_noun = coverage(question, {}, [re.sub(r"\[C\d+\]", "", text).replace("decides", "decision")], kb.bm25.idf)
+    assert answer["metadata"]["confidence_parts"]["focus"] == round(as_noun, 4) > 0
