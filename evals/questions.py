@@ -1,6 +1,6 @@
 """Answer-level evaluation: run an eval set through citewise and check what the user gets.
 
-    citewise eval questions [--set sample|telecom|docs|hr|solar|aid|pets|utilities|travel|tenancy|banking]
+    citewise eval questions [--set sample|telecom|docs|hr|solar|aid|pets|utilities|travel|tenancy|banking|rental]
                             [--json] [--record]
     citewise eval questions --questions FILE --kb DIR
 
@@ -57,6 +57,7 @@ SETS = {
     "travel": EvalSet("travel", ROOT / "examples" / "questions-travel.yaml", ROOT / "examples" / "kb-travel"),
     "tenancy": EvalSet("tenancy", ROOT / "examples" / "questions-tenancy.yaml", ROOT / "examples" / "kb-tenancy"),
     "banking": EvalSet("banking", ROOT / "examples" / "questions-banking.yaml", ROOT / "examples" / "kb-banking"),
+    "rental": EvalSet("rental", ROOT / "examples" / "questions-rental.yaml", ROOT / "examples" / "kb-rental"),
 }
 
 
