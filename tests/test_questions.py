@@ -112,7 +112,7 @@ def test_judge_checks_an_artifact_by_its_markdown_and_headings() -> None:
 # is lowest on aid (0.75) and pets (0.81): answers from the wrong article cite more chunks since the governing
 # article's high tier comes first. A document with injected orders in one section of four or more loses that
 # section only (kb/articles.screen); one with orders in its title, rules or several sections is quarantined whole,
-# and questions expecting it as the source cannot pass (none on the eleven sets since the planted-passage change).
+# and questions expecting it as the source cannot pass (none on the twelve sets since the planted-passage change).
 # Telecom's floor went down once (0.70 -> 0.65), when the confidence refit that stopped counting `required_data`
 # runs moved the threshold from 0.60 to 0.64, and utilities' (0.57 -> 0.55) when the refit after contractions
 # stopped counting as question terms sent one more answer to `uncertain`. Raised at 4eddb93 (sample 0.79 -> 0.82,
@@ -120,11 +120,13 @@ def test_judge_checks_an_artifact_by_its_markdown_and_headings() -> None:
 # targets (95%) are not met yet, see BENCHMARKS.md. Raised at 864d865, where documents with one planted passage
 # answer again (pets 0.63 -> 0.69, utilities 0.58 -> 0.62, tenancy 0.60 -> 0.69, banking 0.57 -> 0.62; precision
 # pets, travel and banking to 0.85): two to three questions under the measured 75.8% / 66.7% / 74.6% / 67.8%.
+# rental (written blind, added at 7d1818e): three questions under its first test run, 76.9% of 39.
 @pytest.mark.parametrize("name,floor,precision", [("sample", 0.82, 0.85), ("telecom", 0.67, 0.85),
                                                   ("docs", 0.63, 0.85), ("hr", 0.72, 0.85), ("solar", 0.66, 0.85),
                                                   ("aid", 0.52, 0.70), ("pets", 0.69, 0.85),
                                                   ("utilities", 0.62, 0.85), ("travel", 0.50, 0.85),
-                                                  ("tenancy", 0.69, 0.88), ("banking", 0.62, 0.85)])
+                                                  ("tenancy", 0.69, 0.88), ("banking", 0.62, 0.85),
+                                                  ("rental", 0.69, 0.85)])
 def test_eval_set_test_split(name: str, floor: float, precision: float, tmp_path: Path, record_property) -> None:
     eval_set = SETS[name]
     home = prepared_home(eval_set, tmp_path)
