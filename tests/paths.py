@@ -23,3 +23,16 @@ def copy_home(src: Path, dest: Path) -> Path:
     source.close()
     target.close()
     return dest
+
+
+def ingested_kb(tmp_path: Path, files: dict[str, str]) -> Path:
+    """A home ingested from a small KB written on the spot (file name -> Markdown text), for tests that need
+    the engine over a few articles of their own."""
+    from citewise.kb.ingest import ingest
+
+    src = tmp_path / "kb"
+    src.mkdir()
+    for name, text in files.items():
+        (src / name).write_text(text)
+    ingest([src], tmp_path / "home", progress=False)
+    return tmp_path / "home"

@@ -14,6 +14,7 @@ from citewise.engine.answerability import (
 )
 from citewise.engine.outcomes import subject_words
 from citewise.kb.text import terms
+from tests.paths import ingested_kb
 
 
 def test_the_words_of_a_question_type_are_not_its_focus() -> None:
@@ -838,7 +839,6 @@ def test_a_worked_example_with_the_caller_s_figures_is_the_caller_s_case(tmp_pat
     from citewise.engine.answerability import figures
     from citewise.engine.generate import case_figures
     from citewise.engine.records import FieldSpec, Relevance, Resolution
-    from citewise.kb.ingest import ingest
 
     assert figures("Rent of $1,400 paid on the 8th: $70.") == {"1400", "8th", "70"}
     assert figures("Rent of $1,400.00 paid on the 8TH: 12.50 and 75%") == {"1400", "8th", "12.5", "75"}
@@ -853,9 +853,7 @@ def test_a_worked_example_with_the_caller_s_figures_is_the_caller_s_case(tmp_pat
                    "account_number": "2000", "income": "[provided]", "unknown_key": 5000})
     # no booleans, numbers under 2, text fields' digits, withheld or unknown fields
     assert case_figures(kept) == {"1400", "8th"}
-    src = tmp_path / "kb"
-    src.mkdir()
-    (src / "late.md").write_text(
+    home = ingested_kb(tmp_path, {"late.md": (
         "---\nid: late-fees\ntitle: Late rent fees\nrecord_keeper: Halden Homes\ntopic: rent\n---\n"
         "## Business rules\n- Rent is due on the 1st; the grace period ends on the 5th.\n"
         "- A late fee of $50 is charged on the 6th, plus $10 for each later day, up to $150.\n"
@@ -863,18 +861,17 @@ def test_a_worked_example_with_the_caller_s_figures_is_the_caller_s_case(tmp_pat
         "- Payment date (date, required, participant): When rent was paid. Why: counts the late days.\n"
         "## Examples\n- Rent of $900 paid on the 6th: $50 in late fees.\n"
         "- Rent of $1,400 paid on the 8th: $50 plus $10 for each of the 7th and the 8th = $70 in late fees.\n"
-        "- Rent of $2,000 paid on the 20th: $150 in late fees, the maximum.\n")
-    ingest([src], tmp_path / "home", progress=False)
-    out = api.ask("How much in late fees do I owe Halden Homes this month?", home=tmp_path / "home",
+        "- Rent of $2,000 paid on the 20th: $150 in late fees, the maximum.\n")})
+    out = api.ask("How much in late fees do I owe Halden Homes this month?", home=home,
                   confidence_threshold=0.0, collected_data={"monthly_rent": 1400, "payment_date": "2026-04-08"})
     text = out["response"]["text"]
     assert out["decision"] == "can_proceed" and text.index("$1,400") < min(text.index("$900"), text.index("$2,000"))
-    other = api.ask("How much in late fees do I owe Halden Homes this month?", home=tmp_path / "home",
+    other = api.ask("How much in late fees do I owe Halden Homes this month?", home=home,
                     confidence_threshold=0.0, collected_data={"monthly_rent": 2000, "payment_date": "2026-04-20"})
     text = other["response"]["text"]
     assert text.index("$2,000") < min(text.index("$900"), text.index("$1,400")), text
     # one figure each is no case: a rent of 900 paid on the 20th matches no example, and the rule leads
-    mixed = api.ask("How much in late fees do I owe Halden Homes this month?", home=tmp_path / "home",
+    mixed = api.ask("How much in late fees do I owe Halden Homes this month?", home=home,
                     confidence_threshold=0.0, collected_data={"monthly_rent": 900, "payment_date": "2026-04-20"})
     assert mixed["response"]["text"].startswith("A late fee of $50"), mixed["response"]["text"]
 
@@ -883,20 +880,16 @@ def test_a_worked_example_s_set_up_is_answered_with_its_outcome(tmp_path) -> Non
     """"Booked as Jonh Smyth, the passport says John Smith: how much to fix it?" The example whose set-up is
     the caller's case answers, but its set-up sentence states nothing; the outcome is the next sentence."""
     from citewise import api
-    from citewise.kb.ingest import ingest
 
-    src = tmp_path / "kb"
-    src.mkdir()
-    (src / "names.md").write_text(
+    home = ingested_kb(tmp_path, {"names.md": (
         "---\nid: name-fixes\ntitle: Correcting a passenger name\nrecord_keeper: Halden Air\ntopic: names\n---\n"
         "## Business rules\n- Up to 3 wrong letters are corrected on the ticket.\n"
         "- More than 3 wrong letters for the same person: the ticket is reissued for $75.\n"
         "## Examples\nA ticket was booked for \"Jonh Smyth\" and the passport says \"John Smith\". Three letters "
         "differ in total: the correction is free. A ticket for \"Kate Morgan\" whose passport says "
-        "\"Katherine Morgan\" has more than 3 letters different, so the reissue costs $75.\n")
-    ingest([src], tmp_path / "home", progress=False)
+        "\"Katherine Morgan\" has more than 3 letters different, so the reissue costs $75.\n")})
     out = api.ask("My ticket says Jonh Smyth but my passport says John Smith. How much does Halden Air charge "
-                  "to fix it?", home=tmp_path / "home", confidence_threshold=0.0)
+                  "to fix it?", home=home, confidence_threshold=0.0)
     first = out["response"]["sections"][0]["answer_components"][0]
     assert first.startswith('A ticket was booked for "Jonh Smyth"') and "the correction is free" in first, first
     assert out["guardrails"]["passed"], out["guardrails"]
@@ -1646,17 +1639,13 @@ def test_a_claim_that_writes_only_a_defined_acronym_answers_for_its_long_form(tm
     answerability check read claims without the context's acronyms (confidence already did) and sent the
     stated duration to `uncertain` as "how long for money transfer ... lands"."""
     from citewise import api
-    from citewise.kb.ingest import ingest
 
-    src = tmp_path / "kb"
-    src.mkdir()
-    (src / "imt.md").write_text(
+    home = ingested_kb(tmp_path, {"imt.md": (
         "---\nid: northwind-imt\ntitle: Sending money overseas from Northwind\ntopic: payments\n---\n"
         "## Business rules\n- An International Money Transfer (IMT) sends funds from a Northwind account to an "
         "account at a bank in another country.\n- Most IMTs arrive in 1 to 3 business days.\n"
-        "- A first IMT over $5,000 to a new recipient may be held for a security check.\n")
-    ingest([src], tmp_path / "home", progress=False)
-    answer = api.ask("How long until my money transfer to a bank abroad usually lands?", home=tmp_path / "home",
+        "- A first IMT over $5,000 to a new recipient may be held for a security check.\n")})
+    answer = api.ask("How long until my money transfer to a bank abroad usually lands?", home=home,
                      confidence_threshold=0.0)  # routing off: under test is whether the answer states it
     assert answer["decision"] in ("can_proceed", "needs_data"), answer["response"]["text"]
     assert "1 to 3 business days" in answer["response"]["text"]
@@ -1670,22 +1659,18 @@ def test_how_much_of_the_question_an_answer_states_counts_a_noun_by_its_verb(tmp
 
     from citewise import api
     from citewise.engine.score import coverage
-    from citewise.kb.ingest import ingest
     from citewise.retrieval.snapshot import open_kb
 
-    src = tmp_path / "kb"
-    src.mkdir()
-    (src / "claims.md").write_text(
+    home = ingested_kb(tmp_path, {"claims.md": (
         "---\nid: northwind-claims\ntitle: Northwind claim reviews\ntopic: claims\n---\n"
         "## Business rules\n- Northwind decides within 10 business days of receiving a complete claim.\n"
-        "- Claims are paid by bank transfer.\n")
-    ingest([src], tmp_path / "home", progress=False)
+        "- Claims are paid by bank transfer.\n")})
 
     question = "How long does Northwind take to make a decision on a claim?"
-    answer = api.ask(question, home=tmp_path / "home", confidence_threshold=0.0)
+    answer = api.ask(question, home=home, confidence_threshold=0.0)
     text = answer["response"]["text"]
     assert "decides within 10 business days" in text, text
     # the same as if the answer wrote the noun itself
-    kb = open_kb(tmp_path / "home")
+    kb = open_kb(home)
     as_noun = coverage(question, {}, [re.sub(r"\[C\d+\]", "", text).replace("decides", "decision")], kb.bm25.idf)
     assert answer["metadata"]["confidence_parts"]["focus"] == round(as_noun, 4) > 0

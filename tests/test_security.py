@@ -22,7 +22,7 @@ import pytest
 from citewise.config import Context, ServedContext
 from citewise.errors import InputError
 from tests.openai_standin import OpenAIStandIn
-from tests.paths import ROOT, SAMPLE_KB
+from tests.paths import ROOT, SAMPLE_KB, ingested_kb
 
 PII = {"ssn": "123-45-6789", "email": "jane.doe@example.com", "phone": "(555) 123-4567",
        "account": "account number 0012345678"}
@@ -729,22 +729,18 @@ def test_the_cli_masks_personal_data(kb_home: Path) -> None:
 
 def test_sensitive_fields_are_validated_but_never_echoed(tmp_path: Path) -> None:
     from citewise import api
-    from citewise.kb.ingest import ingest
 
-    src = tmp_path / "kb"
-    src.mkdir()
-    (src / "transfer.md").write_text(
+    home = ingested_kb(tmp_path, {"transfer.md": (
         "---\nid: transfer\ntitle: Transfers\ntopic: transfer\n---\n## Business rules\n- Transfers take 3 days.\n"
         "## Required data\n- Account PIN (number, required, participant, sensitive): The PIN. Why: identifies the "
-        "account.\n- Amount (currency, required, participant): How much.\n")
-    ingest([src], tmp_path / "home", progress=False)
-    bad = api.ask("How long does a transfer take?", home=tmp_path / "home",
+        "account.\n- Amount (currency, required, participant): How much.\n")})
+    bad = api.ask("How long does a transfer take?", home=home,
                   collected_data={"account_pin": "secret-9931", "amount": 100})
     assert "secret-9931" not in json.dumps(bad) and "account_pin" in bad["invalid_fields"]
-    good = api.ask("How long does a transfer take?", home=tmp_path / "home", thread_id="t1",
+    good = api.ask("How long does a transfer take?", home=home, thread_id="t1",
                    collected_data={"account_pin": 48213, "amount": 100})
     assert good["decision"] == "can_proceed" and "48213" not in json.dumps(good)
-    assert b"48213" not in (tmp_path / "home" / "threads.sqlite").read_bytes()
+    assert b"48213" not in (home / "threads.sqlite").read_bytes()
 
 
 # --- LLM10: bounded input -------------------------------------------------------------------------------
