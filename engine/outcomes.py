@@ -153,6 +153,13 @@ def abstained(kb: KnowledgeBase, inquiry: Inquiry, relevance: Relevance, reason:
     return out
 
 
+def below(value: float, threshold: float) -> str:
+    """"0.629 is below the 0.63": as many decimals as it takes for the two numbers a person reads to differ
+    (0.6286 printed as 0.63 read "0.63 is below the 0.63 threshold")."""
+    digits = next((d for d in range(2, 7) if round(value, d) != round(threshold, d)), 6)
+    return f"{value:.{digits}f} is below the {threshold:.{digits}f}"
+
+
 def uncertain(ctx: Context, inquiry: Inquiry, verdict: Verdict | None, pack: ContextPack,
               missing: list[str], artifact: Artifact | None = None) -> dict[str, Any]:
     """Keep what is supported, say what is missing, and flag the answer (or artifact) for review."""
@@ -166,7 +173,7 @@ def uncertain(ctx: Context, inquiry: Inquiry, verdict: Verdict | None, pack: Con
         reasons.append("no statement in the knowledge base answers it directly")
     conf = verdict.confidence if verdict else 0.0
     if conf < ctx.confidence_threshold:
-        reasons.append(f"confidence {conf:.2f} is below the {ctx.confidence_threshold:.2f} threshold")
+        reasons.append(f"confidence {below(conf, ctx.confidence_threshold)} threshold")
     context_terms: set[str] = set()
     for c in pack.chunks:
         context_terms |= term_set(c.text + " " + c.title)

@@ -85,3 +85,12 @@ def test_an_artifact_routes_like_an_answer_and_abstains_without_core_content() -
     # "Before you start" is not core to a workflow: with no steps left after verification it abstains.
     assert route_after_artifact(_built(steps=False, passed=False, attempts=2), rt()) == "abstain"
     assert route_after_artifact(_built(steps=False, passed=False), rt()) == "build_artifact"
+
+
+def test_the_uncertain_reason_prints_a_confidence_that_reads_below_its_threshold() -> None:
+    """0.6286 printed to two places read "confidence 0.63 is below the 0.63 threshold"."""
+    from citewise.engine.outcomes import below
+
+    assert below(0.6286, 0.63) == "0.629 is below the 0.630"
+    assert below(0.5, 0.63) == "0.50 is below the 0.63"
+    assert below(0.62999, 0.63) == "0.62999 is below the 0.63000"
