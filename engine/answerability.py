@@ -712,13 +712,13 @@ def assess(question: str, claims: list[str], context_text: str, facet_terms: set
         timed = qtype in TIMED and not _STARTS.search(asking_part(question))
         on_focus = [c for c in typed if not focus or with_compounds(_STARTS.sub(" ", c) if timed else c) & wanted
                     or says_derived(partners, c)]
-        subject = subject_phrase(question, focus)
+        what = what_about(qtype, subject_phrase(question, focus))
         if not on_focus:
-            out.missing.append(f"{WHAT[qtype]}{' for ' + subject if subject else ''}")
+            out.missing.append(what)
         elif qtype in FIGURES and (asked := question_years(question)) and (stated := figure_years(on_focus)) \
                 and not asked & stated:
             # "the 2026 limit" answered with the 2025 one: a figure given for another year does not answer
-            out.missing.append(f"{WHAT[qtype]}{' for ' + subject if subject else ''} in {' or '.join(sorted(asked))}")
+            out.missing.append(f"{what} in {' or '.join(sorted(asked))}")
     stated = set().union(*(with_compounds(c) for c in claims)) if claims else set()
     alternatives = alternatives or {}
     for name, word in named_asks(question, facet_terms):
@@ -749,6 +749,19 @@ def names(word: str, name: str, stated: set[str], claims: list[str],
 
 
 SUBJECT_SPAN = 10  # words: a longer stretch of the question is read as its focus words alone
+
+
+# Words that open a clause or a phrase of their own: "how long *until* I can use the money", not "how long for until"
+_OPENERS = frozenset(words("after before until till since if when whenever while during from to for of on in at by "
+                           "with about within once unless"))
+
+
+def what_about(qtype: str, subject: str) -> str:
+    """What a person is told the knowledge base does not state: "how long for a transfer abroad", "how long
+    until I can use the money again"."""
+    if not subject:
+        return WHAT[qtype]
+    return f"{WHAT[qtype]} {subject}" if subject.split()[0].lower() in _OPENERS else f"{WHAT[qtype]} for {subject}"
 
 
 def subject_phrase(question: str, focus: list[str]) -> str:

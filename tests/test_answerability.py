@@ -1674,3 +1674,12 @@ def test_how_much_of_the_question_an_answer_states_counts_a_noun_by_its_verb(tmp
     kb = open_kb(home)
     as_noun = coverage(question, {}, [re.sub(r"\[C\d+\]", "", text).replace("decides", "decision")], kb.bm25.idf)
     assert answer["metadata"]["confidence_parts"]["focus"] == round(as_noun, 4) > 0
+
+
+def test_what_is_missing_reads_as_a_person_would_say_it() -> None:
+    """"the knowledge base does not state how long for until I can actually use that money again" (a rental
+    answer): a subject that opens with its own preposition or conjunction takes no "for"."""
+    assert assess("How long until I can actually use that money again?", ["The card is returned at check-in."],
+                  "", set()).missing == ["how long until I can actually use that money again"]
+    assert assess("How long does a transfer abroad take?", ["Transfers are free."], "", set()).missing == [
+        "how long for transfer abroad"]
