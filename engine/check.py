@@ -10,10 +10,10 @@ from typing import Any
 
 from ..config import Context
 from ..kb.articles import HELD_BACK, PROVIDER
-from ..kb.text import acronym_definitions, display_text, term_set, with_long_forms, words
+from ..kb.text import acronym_definitions, display_text, term_set, with_long_forms
 from ..llm.chat import ModelClock
 from ..retrieval.snapshot import KnowledgeBase
-from .answerability import asking_part, assess, derived_words, question_years, says_derived, unnamed_facets
+from .answerability import asking_part, assess, question_years, unnamed_facets
 from .facets import asked_providers
 from .grade import grade
 from .privacy import masked
@@ -63,8 +63,8 @@ def check(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, resolution: Resolut
         violations.append(Violation("empty_answer", "no supported statement is left", "none"))
         blocking += 1
     critical = any(c.doc_id == article_id and c.tier == "critical" for c in pack.chunks)
+    unanswered = answered_or_missing(kb, inquiry, resolution, pack, checked.sections)
     defined = acronym_definitions(c.text for c in pack.chunks)
-    unanswered = answered_or_missing(kb, inquiry, resolution, pack, checked.sections, defined)
     focus, match = answer_focus(kb, inquiry.question, checked.sections, defined)
     structured = (resolution is not None and resolution.article_id is not None) or any(
         kb.docs[c.doc_id].structured for c in pack.chunks if c.doc_id in kb.docs)
@@ -90,22 +90,18 @@ def answer_focus(kb: KnowledgeBase, question: str, sections: list[Section],
         return 0.0, 0.0
     # (a claim that writes "STD" states the "short-term disability" a question asks about, where the context
     # defines it)
-    # (a claim that says "decides" states the "decision" a question asks about: the stemmer keeps them apart)
-    joined = " ".join(claims)
-    partners = " ".join(w for w in words(question) if says_derived(derived_words(w), joined))
     focus = coverage(question, synonym_alternatives(kb, question),
-                     [*(with_long_forms(c, defined or {}) for c in claims), partners], kb.bm25.idf)
+                     [with_long_forms(c, defined or {}) for c in claims], kb.bm25.idf)
     query = kb.embedder.embed_query(question)  # the query path: in-memory cache, no disk writes per answer
     return round(focus, 4), round(max(float(kb.embedder.embed_query(c) @ query) for c in claims), 4)
 
 
 def answered_or_missing(kb: KnowledgeBase, inquiry: Inquiry, resolution: Resolution | None, pack: ContextPack,
-                        sections: list[Section], defined: dict[str, str] | None = None) -> list[str]:
-    """What the question asks that the checked answer does not state (empty when it answers). `defined`: the
-    context's acronyms ("IMT" -> "international money transfer"): a claim about "IMTs" states a money transfer."""
+                        sections: list[Section]) -> list[str]:
+    """What the question asks that the checked answer does not state (empty when it answers)."""
     if not sections:
         return []  # nothing left to judge: the empty answer is already a failed check
-    claims = [with_long_forms(strip_citations(item), defined or {}) for s in sections for _, item in s.items()]
+    claims = [strip_citations(item) for s in sections for _, item in s.items()]
     facet_terms = {t for values in inquiry.detected_facets.values() for v in values for t in term_set(v)}
     missing = assess(inquiry.question, claims, pack.text, facet_terms,
                      synonym_alternatives(kb, inquiry.question)).missing

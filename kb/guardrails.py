@@ -85,6 +85,9 @@ def reflects(rule: str, text: str, threshold: float = 0.7) -> bool:
     return bool(wanted) and len(wanted & term_set(text)) / len(wanted) >= threshold
 
 
+# A rule that tells someone something: its recipient, however named, up to the "that" of what they are told
+_TOLD_LEAD = re.compile(r"^(?:always\s*:?\s*)?(?:tell|remind|inform|warn|notify|assure)\w*\s", re.IGNORECASE)
+_TOLD = re.compile(r"^(?:[^,.;:!?]{1,80}?\s)?that\s+", re.IGNORECASE)
 _DIRECTIVE_LEAD = re.compile(r"^(?:always\s*:?\s*)?(?:recommend|advise|urge|suggest|ask|request|instruct|direct|"
                              r"include|add|send|share|provide|give|have|get|invite)\b", re.IGNORECASE)
 _LINK = re.compile(r"https?://|www\.|\]\(", re.IGNORECASE)
@@ -99,7 +102,13 @@ def rule_as_warning(rule: str) -> str | None:
     """
     if _DIRECTIVE_LEAD.match(rule.strip()) or _LINK.search(rule):
         return None
-    body = _LEAD.sub("", rule.strip()).strip().rstrip(".")
+    # "tell Pay Now customers that refunds take ...", "remind a new member that benefits begin ...": what they
+    # are told is the clause after the first "that" (the recipient read as the warning's subject made "Pay Now
+    # customers that refunds take ...")
+    rule = rule.strip()
+    told = _TOLD_LEAD.match(rule)
+    heard = _TOLD.match(rule[told.end():]) if told else None
+    body = (rule[told.end() + heard.end():] if told and heard else _LEAD.sub("", rule)).strip().rstrip(".")
     if not body or re.match(r"(?i)to\s", body):
         return None
     return body[:1].upper() + body[1:] + "."

@@ -1633,49 +1633,6 @@ def test_what_is_missing_is_said_in_the_question_s_own_words() -> None:
         "the amount for wire send from branch town weekday afternoon myself"]
 
 
-def test_a_claim_that_writes_only_a_defined_acronym_answers_for_its_long_form(tmp_path) -> None:
-    """"How long until my money transfer lands?" is answered by "Most IMTs arrive in 1 to 3 business days"
-    when the article defines "International Money Transfer (IMT)": the claim states a money transfer. The
-    answerability check read claims without the context's acronyms (confidence already did) and sent the
-    stated duration to `uncertain` as "how long for money transfer ... lands"."""
-    from citewise import api
-
-    home = ingested_kb(tmp_path, {"imt.md": (
-        "---\nid: northwind-imt\ntitle: Sending money overseas from Northwind\ntopic: payments\n---\n"
-        "## Business rules\n- An International Money Transfer (IMT) sends funds from a Northwind account to an "
-        "account at a bank in another country.\n- Most IMTs arrive in 1 to 3 business days.\n"
-        "- A first IMT over $5,000 to a new recipient may be held for a security check.\n")})
-    answer = api.ask("How long until my money transfer to a bank abroad usually lands?", home=home,
-                     confidence_threshold=0.0)  # routing off: under test is whether the answer states it
-    assert answer["decision"] in ("can_proceed", "needs_data"), answer["response"]["text"]
-    assert "1 to 3 business days" in answer["response"]["text"]
-
-
-def test_how_much_of_the_question_an_answer_states_counts_a_noun_by_its_verb(tmp_path) -> None:
-    """"How long do they take to make a decision?" answered by "Northwind decides within 10 business days"
-    states the decision: the stemmer keeps "decision" and "decides" apart, and the answer's focus (a part
-    of confidence) read the question as only partly answered, under the threshold for a right answer."""
-    import re
-
-    from citewise import api
-    from citewise.engine.score import coverage
-    from citewise.retrieval.snapshot import open_kb
-
-    home = ingested_kb(tmp_path, {"claims.md": (
-        "---\nid: northwind-claims\ntitle: Northwind claim reviews\ntopic: claims\n---\n"
-        "## Business rules\n- Northwind decides within 10 business days of receiving a complete claim.\n"
-        "- Claims are paid by bank transfer.\n")})
-
-    question = "How long does Northwind take to make a decision on a claim?"
-    answer = api.ask(question, home=home, confidence_threshold=0.0)
-    text = answer["response"]["text"]
-    assert "decides within 10 business days" in text, text
-    # the same as if the answer wrote the noun itself
-    kb = open_kb(home)
-    as_noun = coverage(question, {}, [re.sub(r"\[C\d+\]", "", text).replace("decides", "decision")], kb.bm25.idf)
-    assert answer["metadata"]["confidence_parts"]["focus"] == round(as_noun, 4) > 0
-
-
 def test_what_is_missing_reads_as_a_person_would_say_it() -> None:
     """"the knowledge base does not state how long for until I can actually use that money again" (a rental
     answer): a subject that opens with its own preposition or conjunction takes no "for"."""
@@ -1683,3 +1640,21 @@ def test_what_is_missing_reads_as_a_person_would_say_it() -> None:
                   "", set()).missing == ["how long until I can actually use that money again"]
     assert assess("How long does a transfer abroad take?", ["Transfers are free."], "", set()).missing == [
         "how long for transfer abroad"]
+
+
+def test_an_acronym_s_long_form_never_answers_for_the_claim(tmp_path) -> None:
+    """The context defines "Free Cancellation Period (FCP)"; an answer about when the FCP ends states no
+    price, although the long form says "free". Reading claims with their acronyms' long forms (tried in
+    15e6f00, taken out after a review) made this a confident answer: the long form gave the claim a price
+    and a question's words it never says."""
+    from citewise import api
+
+    home = ingested_kb(tmp_path, {"cancel.md": (
+        "---\nid: northwind-cancel\ntitle: Cancelling a Northwind booking\ntopic: cancellations\n---\n"
+        "## Response frame\nExplain the Free Cancellation Period (FCP) before anything else.\n"
+        "## Business rules\n- The FCP ends 48 hours before pick-up.\n"
+        "- A booking cancelled inside the FCP is refunded to the original card.\n")})
+    answer = api.ask("How much does it cost to cancel a booking after the FCP?", home=home,
+                     confidence_threshold=0.0)  # routing off: under test is whether the answer states a price
+    assert answer["decision"] == "uncertain", answer["response"]["text"]
+    assert "the amount" in answer["response"]["text"]

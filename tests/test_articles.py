@@ -114,6 +114,15 @@ def test_always_rule_is_reflected_by_content_not_by_instruction_words() -> None:
     assert reflects(rule, "Indirect rollovers must be completed within the 60-day deadline.")
     assert not reflects(rule, "Please mention this when asked.")
     assert rule_as_warning("state that hardship withdrawals are taxable.") == "Hardship withdrawals are taxable."
+    # what someone is told is the clause after the first "that", however the recipient is named (a probe read
+    # "Pay Now customers that refunds take up to 7 business days." under Important)
+    assert rule_as_warning("tell Pay Now customers that refunds take up to 7 business days.") == \
+        "Refunds take up to 7 business days."
+    assert rule_as_warning("remind a new member who joins mid-year that benefits begin after 30 days") == \
+        "Benefits begin after 30 days."
+    assert rule_as_warning("tell customers that refunds that are late earn nothing") == \
+        "Refunds that are late earn nothing."
+    assert rule_as_warning("tell the customer to call the branch") is None  # told to act: never a warning
 
 
 def test_analyser_unifies_plan_names_and_acronym_plurals() -> None:
