@@ -141,9 +141,9 @@ def display_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in list(metadata.items())[:30]:
         if isinstance(value, str):
-            out[key] = masked(display_text(value, 200))
+            out[key] = masked(display_text(value, 200), public=True)
         elif isinstance(value, list):
-            out[key] = [masked(display_text(str(v), 80)) for v in value[:20]]
+            out[key] = [masked(display_text(str(v), 80), public=True) for v in value[:20]]
         else:
             out[key] = value
     return out
@@ -161,7 +161,7 @@ def build_citations(labels: list[str], chunks: list[ContextChunk], kb: Knowledge
         title = display_text(c.title)
         out.append(Citation(id=label, chunk_id=c.chunk_id, doc_id=c.doc_id, title=title,
                             chunk_type=c.chunk_type, tier=c.tier, score=round(float(c.score), 6),
-                            snippet=masked(display_text(c.text, SNIPPET_CHARS)),
+                            snippet=masked(display_text(c.text, SNIPPET_CHARS), public=True),
                             metadata=display_metadata(doc.metadata) if doc else {},
                             section=display_text(c.section, 120),
                             page=pos.get("page"), slide=pos.get("slide"),

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from ..kb.text import words
+
 _PII = [
     ("ssn", re.compile(r"\b(?!000|666|9\d\d)\d{3}[- ](?!00)\d{2}[- ](?!0000)\d{4}\b"), "[SSN]"),
     ("ssn", re.compile(r"(?i)(\b(?:ssn|social security(?: number)?)\b\D{0,12})(\d{9})\b"), None),
@@ -34,13 +36,48 @@ MASK_TOKEN = re.compile(r"\[(SSN|EMAIL|PHONE|NUMBER|ROUTING_NUMBER|ACCOUNT_NUMBE
 NUMBER_TOKEN = re.compile(r"\[(?:NUMBER|ROUTING_NUMBER|ACCOUNT_NUMBER)\]")  # a masked card, account or routing number
 
 
-def mask_pii(text: str) -> tuple[str, list[str]]:
-    """Mask personal data; returns the masked text and the kinds that were found."""
+# Contact points an organisation publishes, not a person's: a toll-free number (North American 8XX), a
+# function address at the organisation's own domain ("claims@", "support@"; not at a mail provider's), a
+# bank's routing number (it names a bank, not an account). Shown where the text is the knowledge base's own
+# (an answer's claims, a citation's snippet: "call Roadside on 1-888-555-0143" is the answer); masked where
+# the text is the caller's, whose routing number sits beside an account number.
+_TOLL_FREE = re.compile(r"(?:\+?1[ .-]?)?\(?8(?:00|33|44|55|66|77|88)\)?[ .-]")
+_FUNCTION_MAILBOXES = frozenset(words("""
+    support help helpdesk servicedesk service services customerservice customerservices customercare care contact
+    contactus info information enquiries enquiry inquiries inquiry claims claim billing accounts payments
+    disputes fraud security privacy compliance legal hr benefits payroll leave admin office sales team hello
+    feedback complaints appeals noreply donotreply press media orders bookings reservations returns refunds
+    cancel cancellations members membership memberservices tenants lettings repairs maintenance webmaster
+    postmaster abuse marketing careers jobs admissions registrar financialaid finaid studentaid accessibility
+    reception"""))
+_MAIL_PROVIDERS = frozenset(words("""
+    gmail googlemail yahoo ymail hotmail outlook live msn icloud me mac aol proton protonmail pm gmx mail yandex
+    zoho fastmail hey comcast verizon att sbcglobal btinternet sky virginmedia bigpond optusnet eircom"""))
+
+
+def published(kind: str, found: str) -> bool:
+    """Whether a number or address found in knowledge-base text is an organisation's published contact."""
+    if kind == "routing_number":
+        return True
+    if kind == "phone":
+        return _TOLL_FREE.match(found) is not None
+    if kind == "email":
+        local, _, domain = found.partition("@")
+        return (re.sub(r"[._-]", "", local.lower()) in _FUNCTION_MAILBOXES
+                and domain.lower().split(".")[0] not in _MAIL_PROVIDERS)
+    return False
+
+
+def mask_pii(text: str, public: bool = False) -> tuple[str, list[str]]:
+    """Mask personal data; returns the masked text and the kinds that were found. `public`: the text is the
+    knowledge base's own, whose published contact points stay (`published`)."""
     kinds: list[str] = []
     for kind, pattern, replacement in _PII:
         def sub(m: re.Match[str], kind: str = kind, replacement: str | None = replacement) -> str:
             if replacement == "luhn":
                 return card_masked(m.group(), kinds)
+            if public and published(kind, m.group() if replacement is not None else m.group(2)):
+                return m.group()
             kinds.append(kind)
             if replacement is None:  # keep the label ("account number: "), mask the digits
                 return m.group(1) + "[" + kind.upper() + "]"
@@ -73,8 +110,8 @@ def luhn(number: str) -> bool:
     return total % 10 == 0
 
 
-def masked(text: str) -> str:
-    return mask_pii(text)[0]
+def masked(text: str, public: bool = False) -> str:
+    return mask_pii(text, public)[0]
 
 
 SENSITIVE_PLACEHOLDER = "[provided]"  # a sensitive field's value after validation: given, never echoed

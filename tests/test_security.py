@@ -836,3 +836,22 @@ def test_a_converted_document_is_quarantined_only_for_orders_to_an_ai(text: str,
     assert bool(quarantine_reason(text, converted=True)) is quarantined
     if not quarantined and quarantine_reason(text):
         assert neutralize_instructions(text)[1] >= 1  # the article rule's match is still neutralised in context
+
+
+def test_an_answer_shows_the_kb_s_support_line_and_masks_a_person_s_address(tmp_path: Path) -> None:
+    """What the KB publishes (a toll-free line, a claims mailbox) is what the caller asked for; a customer's
+    own address in a worked example stays masked, in the answer and in the citation's snippet."""
+    from citewise import api
+
+    home = ingested_kb(tmp_path, {"roadside.md": (
+        "---\nid: roadside\ntitle: Roadside help\ntopic: roadside\n---\n## Business rules\n"
+        "- For a breakdown, the customer calls Roadside on 1-888-555-0143, 24 hours a day.\n"
+        "- Damage photos go to claims@rental.example within 3 days.\n"
+        "## Examples\n- A renter, jane.doe@example.com, called Roadside after a breakdown and sent photos the "
+        "same day.\n")})
+    out = api.ask("What number do I call for a breakdown, and where do damage photos go?", home=home,
+                  confidence_threshold=0.0)
+    text = out["response"]["text"]
+    assert "1-888-555-0143" in text and "claims@rental.example" in text, text
+    shown = text + " ".join(c["snippet"] for c in out["citations"])
+    assert "jane.doe@example.com" not in shown and "A renter, [EMAIL], called" in shown

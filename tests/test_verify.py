@@ -140,3 +140,20 @@ def test_a_word_for_word_quote_of_whole_sentences_is_entailed_however_many_it_sp
                                       ["Rules\n\n- No pets\n- Smoking allowed on the balcony.\n"])
     dotted = "Q. My cat is 9. She is deaf. Can she fly?\nA. Yes. Cats fly in the cabin."
     assert quotes_whole_sentences("My cat is 9. She is deaf. Can she fly? Yes. Cats fly in the cabin.", [dotted])
+
+
+def test_an_organisation_s_published_contacts_stay_in_the_knowledge_base_s_own_text() -> None:
+    """A support line, a claims mailbox and a bank's routing number are the answer, not someone's data (a
+    probe asked "what number do I call?" and read "Quenmoor Roadside on [PHONE]"); in the caller's text, and
+    anyone's own number or address in the KB's, stay masked."""
+    kb_text = ("Call Roadside on 1-888-555-0143 or 1 (800) 555-0142; email claims@pawsure.example or "
+               "customer.service@bank.example; ABA routing number 071925448.")
+    assert mask_pii(kb_text, public=True) == (kb_text, [])
+    assert mask_pii(kb_text)[0] == ("Call Roadside on [PHONE] or [PHONE]; email [EMAIL] or [EMAIL]; "
+                                    "ABA routing number [ROUTING_NUMBER].")
+    personal = ("The member wrote from jane.doe@example.com and support@gmail.com, called from (555) 123-4567, "
+                "account number 0012345678, SSN 123-45-6789.")
+    out, kinds = mask_pii(personal, public=True)
+    assert out == ("The member wrote from [EMAIL] and [EMAIL], called from [PHONE], account number "
+                   "[ACCOUNT_NUMBER], SSN [SSN].")
+    assert set(kinds) == {"email", "phone", "account_number", "ssn"}
