@@ -23,6 +23,10 @@ _PII = [
                                  r"(?!,?\s+(?:or|and)\s+(?:later|earlier|before|after|older|younger)\b|"
                                  r"\s+through\b)"), None),
     ("phone", re.compile(r"(?<!\d)(?:\+?1[ .-]?)?\(?\d{3}\)?[ .-]\d{3}[ .-]\d{4}(?!\d)"), "[PHONE]"),
+    # other countries' numbers: international ("+44 20 7946 0958", "+61 412 555 019") or with a trunk 0
+    # ("0412 555 019", "07700 900123", "087 123 4567"), in groups, 9 to 15 digits (a date has 8 at most)
+    ("phone", re.compile(r"(?<![\w$€£.,+-])(?:\+\d{1,3}[ .-]?(?:\(0\)[ .-]?)?|0)\d{1,4}(?:[ .-]\d{2,6}){1,4}"
+                         r"(?![\w.,-]?\d)"), "dialled"),
     ("card_or_account", re.compile(r"(?<![\d$.,])\d{12,19}(?!\d|[.,]\d)"), "[NUMBER]"),
     # a card number as printed, in groups ("4111 1111 1111 1111", "3782 822463 10005"): masked when it reads
     # as a card (first digit 2-6, the networks' ranges; its check digit holds, Luhn), so a run of years
@@ -41,7 +45,7 @@ NUMBER_TOKEN = re.compile(r"\[(?:NUMBER|ROUTING_NUMBER|ACCOUNT_NUMBER)\]")  # a 
 # bank's routing number (it names a bank, not an account). Shown where the text is the knowledge base's own
 # (an answer's claims, a citation's snippet: "call Roadside on 1-888-555-0143" is the answer); masked where
 # the text is the caller's, whose routing number sits beside an account number.
-_TOLL_FREE = re.compile(r"(?:\+?1[ .-]?)?\(?8(?:00|33|44|55|66|77|88)\)?[ .-]")
+_TOLL_FREE = re.compile(r"(?:\+?1[ .-]?)?\(?8(?:00|33|44|55|66|77|88)\)?[ .-]|(?:0800|0808|1800|1300|1850)[ .-]")
 _FUNCTION_MAILBOXES = frozenset(words("""
     support help helpdesk servicedesk service services customerservice customerservices customercare care contact
     contactus info information enquiries enquiry inquiries inquiry claims claim billing accounts payments
@@ -76,6 +80,10 @@ def mask_pii(text: str, public: bool = False) -> tuple[str, list[str]]:
         def sub(m: re.Match[str], kind: str = kind, replacement: str | None = replacement) -> str:
             if replacement == "luhn":
                 return card_masked(m.group(), kinds)
+            if replacement == "dialled":  # as many digits as a phone number has, or no phone number
+                if not 9 <= sum(ch.isdigit() for ch in m.group()) <= 15:
+                    return m.group()
+                replacement = "[PHONE]"
             if public and published(kind, m.group() if replacement is not None else m.group(2)):
                 return m.group()
             kinds.append(kind)

@@ -60,6 +60,11 @@ def test_support_score() -> None:
     ("routing number: 021000021", "routing_number", "routing number: [ROUTING_NUMBER]"),
     ("mail jane.doe@example.com", "email", "mail [EMAIL]"),
     ("call (555) 123-4567", "phone", "call [PHONE]"),
+    # other countries' numbers (a probe's "0412 555 019" was stored unmasked in the query log)
+    ("my mobile is 0412 555 019", "phone", "my mobile is [PHONE]"),
+    ("call +44 20 7946 0958 today", "phone", "call [PHONE] today"),
+    ("text 07700 900123", "phone", "text [PHONE]"),
+    ("ring +61 412 555 019", "phone", "ring [PHONE]"),
     ("My date of birth is 04/12/1961.", "date_of_birth", "My date of birth is [DATE_OF_BIRTH]."),
     ("DOB: 1961-04-12", "date_of_birth", "DOB: [DATE_OF_BIRTH]"),
     ("I was born on April 12, 1961", "date_of_birth", "I was born on [DATE_OF_BIRTH]"),
@@ -89,6 +94,9 @@ def test_personal_data_is_masked(text: str, kind: str, masked: str) -> None:
 def test_amounts_dates_and_plan_names_are_not_personal_data() -> None:
     text = "Borrow up to $50,000 (50%) by 2026-05-01 from a 401(k) over 60 days; 1,000 hours."
     assert mask_pii(text) == (text, [])
+    for text in ("Due 01-02-2026, or on 05 10 2026.", "Version 0.12.3 is pinned.", "BSB 633-104.",
+                 "Sort code 04-00-04.", "Plan years 2024-2026."):
+        assert mask_pii(text) == (text, [])  # a date, a version, a bank's code: too few digits for a phone
     for text in ("Participants born in 1961 may take catch-up contributions.", "The deadline is April 15, 2026.",
                  "Participants born on January 1, 1960 or later start RMDs at age 75."):
         assert mask_pii(text) == (text, [])  # a birth year or a date that is nobody's birth date
@@ -146,10 +154,10 @@ def test_an_organisation_s_published_contacts_stay_in_the_knowledge_base_s_own_t
     """A support line, a claims mailbox and a bank's routing number are the answer, not someone's data (a
     probe asked "what number do I call?" and read "Quenmoor Roadside on [PHONE]"); in the caller's text, and
     anyone's own number or address in the KB's, stay masked."""
-    kb_text = ("Call Roadside on 1-888-555-0143 or 1 (800) 555-0142; email claims@pawsure.example or "
+    kb_text = ("Call Roadside on 1-888-555-0143, 1 (800) 555-0142 or 0808 157 0419; email claims@pawsure.example or "
                "customer.service@bank.example; ABA routing number 071925448.")
     assert mask_pii(kb_text, public=True) == (kb_text, [])
-    assert mask_pii(kb_text)[0] == ("Call Roadside on [PHONE] or [PHONE]; email [EMAIL] or [EMAIL]; "
+    assert mask_pii(kb_text)[0] == ("Call Roadside on [PHONE], [PHONE] or [PHONE]; email [EMAIL] or [EMAIL]; "
                                     "ABA routing number [ROUTING_NUMBER].")
     personal = ("The member wrote from jane.doe@example.com and support@gmail.com, called from (555) 123-4567, "
                 "account number 0012345678, SSN 123-45-6789.")
