@@ -108,8 +108,8 @@ def review(dropped: list[Dropped]) -> dict[str, Any]:
 # what the knowledge base "says nothing about" names the subject's words, in words a person would use, not
 # "got, something, once". (Only for the words echoed back: search and scoring read every word.)
 PLAIN_WORDS = frozenset(words(
-    "he she him her his hers they them their theirs it itself someone somebody something anyone anybody anything "
-    "everyone everybody everything nobody nothing some any all every each both either neither other another "
+    "he she hes shes him her his hers they them their theirs it itself someone somebody something anyone anybody "
+    "anything everyone everybody everything nobody nothing some any all every each both either neither other another "
     "same get gets got gotten getting put puts putting take takes took taken taking makes made making go goes went "
     "gone going come comes came coming give gives gave given keep keeps kept say says said tell told know knew known "
     "want wants wanted need needs needed try tried seem seems look looks think thought happen happens happened now "

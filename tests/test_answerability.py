@@ -294,6 +294,9 @@ def test_a_contraction_is_never_a_subject_the_knowledge_base_lacks() -> None:
         assert subject in subject_words(question), question
     assert {"dont", "there", "what"}.isdisjoint(focus_terms(question, set(), "other"))
     assert "ill" in subject_words("My dog is ill.") and "id" in terms("Bring your photo id.")  # words too
+    # "she's" is a pronoun and a verb, never a subject (a probe read "says nothing about: wife, shes")
+    assert subject_words("Can my wife pay with her card? She's not on the rental.") == [
+        "wife", "pay", "card", "rental"]
     # "cannot" is "can't" written out: the same question either way (a probe: "because I cannot travel" sent an
     # answered question to `uncertain`, "because I can't travel" did not)
     assert terms("Can I rename it because I cannot travel?") == terms("Can I rename it because I can't travel?")
