@@ -153,12 +153,6 @@ FILLER_WORDS = {"duration": frozenset(terms("take takes taking took last lasts p
 # when nothing else is left they are the subject, and the answer must name one of them (a vesting
 # percentage does not answer "how much does vesting cost").
 _MONEY = frozenset(terms("cost costs charge charges charged price prices pay pays paid fee fees rate rates"))
-# The words that name which kind of identifier a question asks for: when they are all a question asks ("what
-# is the *phone number* for Quenmoor Roadside?", its provider a facet), a sentence that gives a code with any of
-# them ("the customer *calls* Quenmoor Roadside on 1-888-555-0143") answers it. (They stay focus terms: they
-# tell a fee schedule's "BSB number" row from an article that only mentions the bank.)
-_CONTACT = frozenset(terms("phone phones telephone number numbers email e-mail address addresses website site url "
-                           "line lines hotline call contact code codes"))
 FAMILY_WORDS = {"amount": _MONEY, "percent": _MONEY}
 # The words that only ask: never echoed back as a subject the knowledge base lacks.
 ASKING_WORDS = frozenset(terms("how much many long soon what which when where who whom why whether"))
@@ -710,8 +704,6 @@ def assess(question: str, claims: list[str], context_text: str, facet_terms: set
         family = FAMILY_WORDS.get(qtype, frozenset())
         if focus and set(focus) <= family:
             wanted = set(family)  # "how much does it charge": any fee, charge, cost or rate answers
-        elif qtype == "identifier" and focus and set(focus) <= _CONTACT:
-            wanted = set(_CONTACT)  # "what is the phone number?" (for a provider): "call Roadside on 1-888-..."
         else:
             wanted = set(focus) | {
                 t for t in with_compounds(question) - set(terms(question))

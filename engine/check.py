@@ -161,7 +161,7 @@ def build_citations(labels: list[str], chunks: list[ContextChunk], kb: Knowledge
         title = display_text(c.title)
         out.append(Citation(id=label, chunk_id=c.chunk_id, doc_id=c.doc_id, title=title,
                             chunk_type=c.chunk_type, tier=c.tier, score=round(float(c.score), 6),
-                            snippet=masked(display_text(c.text, SNIPPET_CHARS), public=True),
+                            snippet=masked(display_text(c.text, SNIPPET_CHARS), public=c.chunk_type != "examples"),
                             metadata=display_metadata(doc.metadata) if doc else {},
                             section=display_text(c.section, 120),
                             page=pos.get("page"), slide=pos.get("slide"),

@@ -164,7 +164,9 @@ def verify(sections: list[Section], context_chunks: list[ContextChunk], rules: d
         for kind in Section.KINDS:
             masked = []
             for item in getattr(s, kind):
-                text, kinds = mask_pii(item, public=True)  # the KB's text: its published contacts stay
+                # the KB's text: its published contacts stay, but not a worked example's (a customer's details)
+                text, kinds = mask_pii(item, public=not any(
+                    by_label[lb].chunk_type == "examples" for lb in citations_in(item) if lb in by_label))
                 for k in dict.fromkeys(kinds):
                     out.violations.append(Violation("personal_data", f"{k} masked", "masked"))
                 masked.append(text)

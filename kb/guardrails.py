@@ -87,7 +87,10 @@ def reflects(rule: str, text: str, threshold: float = 0.7) -> bool:
 
 # A rule that tells someone something: its recipient, however named, up to the "that" of what they are told
 _TOLD_LEAD = re.compile(r"^(?:always\s*:?\s*)?(?:tell|remind|inform|warn|notify|assure)\w*\s", re.IGNORECASE)
-_TOLD = re.compile(r"^(?:[^,.;:!?]{1,80}?\s)?that\s+", re.IGNORECASE)
+_TOLD = re.compile(r"^([^,.;:!?]{1,80}?\s)?that\s+", re.IGNORECASE)
+# Words a recipient's name never holds: they open a clause or a phrase, or make "that" a determiner
+_NOT_RECIPIENT = frozenset({"so", "if", "when", "whenever", "while", "about", "in", "of", "on", "for", "with", "that",
+                            "those", "this", "these", "because", "unless", "after", "before", "until", "once", "where"})
 _DIRECTIVE_LEAD = re.compile(r"^(?:always\s*:?\s*)?(?:recommend|advise|urge|suggest|ask|request|instruct|direct|"
                              r"include|add|send|share|provide|give|have|get|invite)\b", re.IGNORECASE)
 _LINK = re.compile(r"https?://|www\.|\]\(", re.IGNORECASE)
@@ -108,7 +111,12 @@ def rule_as_warning(rule: str) -> str | None:
     rule = rule.strip()
     told = _TOLD_LEAD.match(rule)
     heard = _TOLD.match(rule[told.end():]) if told else None
+    if heard is not None and (set(re.findall(r"[a-z]+", (heard.group(1) or "").lower())) & _NOT_RECIPIENT
+                              or not re.match(r"\w", rule[told.end() + heard.end():])):
+        heard = None  # "... so that they can retry", "about that plan that ...", "that, if late, ...": not a recipient
     body = (rule[told.end() + heard.end():] if told and heard else _LEAD.sub("", rule)).strip().rstrip(".")
+    if told and not heard and (_TOLD_LEAD.match(body) or re.match(r"(?i)(that|who|in|if|so|about|when)\b", body)):
+        return None  # who is told what cannot be read apart: no warning rather than a garbled one
     if not body or re.match(r"(?i)to\s", body):
         return None
     return body[:1].upper() + body[1:] + "."

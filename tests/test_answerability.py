@@ -1661,13 +1661,3 @@ def test_an_acronym_s_long_form_never_answers_for_the_claim(tmp_path) -> None:
                      confidence_threshold=0.0)  # routing off: under test is whether the answer states a price
     assert answer["decision"] == "uncertain", answer["response"]["text"]
     assert "the amount" in answer["response"]["text"]
-
-
-def test_a_phone_question_about_a_named_line_is_answered_by_the_number_to_call() -> None:
-    """"What is the phone number for Quenmoor Roadside?" (its provider and topic are facets, so the question
-    asks only for a phone number): "the customer calls Quenmoor Roadside on 1-888-555-0143" gives it."""
-    calls = ["If the vehicle broke down, the customer calls Quenmoor Roadside on 1-888-555-0143, 24 hours a day."]
-    assert assess("What is the phone number?", calls, "", set()).ok
-    assert not assess("What is the phone number?", ["Roadside assistance is free for every renter."], "", set()).ok
-    # a subject besides the kind of code is still wanted: a claim about another line does not answer
-    assert not assess("What is the fax number for claims?", calls, "", set()).ok

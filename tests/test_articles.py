@@ -123,6 +123,13 @@ def test_always_rule_is_reflected_by_content_not_by_instruction_words() -> None:
     assert rule_as_warning("tell customers that refunds that are late earn nothing") == \
         "Refunds that are late earn nothing."
     assert rule_as_warning("tell the customer to call the branch") is None  # told to act: never a warning
+    # (the review) a "that" of "so that", a determiner or a bare "that": no recipient to read apart, no warning
+    for rule in ("notify the account holder if a payment fails so that they can retry",
+                 "warn members who ask about that plan that it closes in June",
+                 "tell members in that state that the rule differs", "Always: tell the customer that",
+                 "inform the user that: fees apply"):
+        assert rule_as_warning(rule) is None, rule
+    assert rule_as_warning("warn that fees apply") == "Fees apply."
 
 
 def test_analyser_unifies_plan_names_and_acronym_plurals() -> None:

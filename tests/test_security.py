@@ -848,10 +848,12 @@ def test_an_answer_shows_the_kb_s_support_line_and_masks_a_person_s_address(tmp_
         "- For a breakdown, the customer calls Roadside on 1-888-555-0143, 24 hours a day.\n"
         "- Damage photos go to claims@rental.example within 3 days.\n"
         "## Examples\n- A renter, jane.doe@example.com, called Roadside after a breakdown and sent photos the "
-        "same day.\n")})
+        "same day.\n- A renter gave her cell, (888) 555-0199, and her mailbox, admin@lopezbakery.example.\n")})
     out = api.ask("What number do I call for a breakdown, and where do damage photos go?", home=home,
                   confidence_threshold=0.0)
     text = out["response"]["text"]
     assert "1-888-555-0143" in text and "claims@rental.example" in text, text
     shown = text + " ".join(c["snippet"] for c in out["citations"])
     assert "jane.doe@example.com" not in shown and "A renter, [EMAIL], called" in shown
+    # a worked example is a customer's case: what looks published there is still someone's (the review)
+    assert "555-0199" not in shown and "admin@lopezbakery.example" not in shown

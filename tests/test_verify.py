@@ -65,6 +65,13 @@ def test_support_score() -> None:
     ("call +44 20 7946 0958 today", "phone", "call [PHONE] today"),
     ("text 07700 900123", "phone", "text [PHONE]"),
     ("ring +61 412 555 019", "phone", "ring [PHONE]"),
+    # (the review) more countries' forms, and numbers one after another, each masked whole
+    ("call (020) 7946 0958", "phone", "call [PHONE]"), ("+44 (0)20 7946 0958", "phone", "[PHONE]"),
+    ("030 12345678", "phone", "[PHONE]"), ("0049 30 12345678", "phone", "[PHONE]"),
+    ("+91 98765 43210", "phone", "[PHONE]"), ("mobile 0412555019", "phone", "mobile [PHONE]"),
+    ("Tel 020 7946 0958 020 7946 0959", "phone", "Tel [PHONE] [PHONE]"),
+    ("call 020 7946 0958 0900-1700 weekdays", "phone", "call [PHONE] 0900-1700 weekdays"),
+    ("mine are 0412 555 019 0412 555 020", "phone", "mine are [PHONE] [PHONE]"),
     ("My date of birth is 04/12/1961.", "date_of_birth", "My date of birth is [DATE_OF_BIRTH]."),
     ("DOB: 1961-04-12", "date_of_birth", "DOB: [DATE_OF_BIRTH]"),
     ("I was born on April 12, 1961", "date_of_birth", "I was born on [DATE_OF_BIRTH]"),
@@ -95,7 +102,8 @@ def test_amounts_dates_and_plan_names_are_not_personal_data() -> None:
     text = "Borrow up to $50,000 (50%) by 2026-05-01 from a 401(k) over 60 days; 1,000 hours."
     assert mask_pii(text) == (text, [])
     for text in ("Due 01-02-2026, or on 05 10 2026.", "Version 0.12.3 is pinned.", "BSB 633-104.",
-                 "Sort code 04-00-04.", "Plan years 2024-2026."):
+                 "Sort code 04-00-04.", "Plan years 2024-2026.", "1 000 000 000 users", "250 000 500 000 EUR",
+                 "IBAN DE89 3704 0044 0532 0130 00", "Open 0800 to 1700 hours, or 0800-1700."):
         assert mask_pii(text) == (text, [])  # a date, a version, a bank's code: too few digits for a phone
     for text in ("Participants born in 1961 may take catch-up contributions.", "The deadline is April 15, 2026.",
                  "Participants born on January 1, 1960 or later start RMDs at age 75."):
@@ -159,6 +167,8 @@ def test_an_organisation_s_published_contacts_stay_in_the_knowledge_base_s_own_t
     assert mask_pii(kb_text, public=True) == (kb_text, [])
     assert mask_pii(kb_text)[0] == ("Call Roadside on [PHONE], [PHONE] or [PHONE]; email [EMAIL] or [EMAIL]; "
                                     "ABA routing number [ROUTING_NUMBER].")
+    # a Florida number is no Irish freephone; a webmail provider's mailbox is nobody's function address
+    assert mask_pii("Call her at 1850-555-0143 or claims@qq.com.", public=True)[0] == "Call her at [PHONE] or [EMAIL]."
     personal = ("The member wrote from jane.doe@example.com and support@gmail.com, called from (555) 123-4567, "
                 "account number 0012345678, SSN 123-45-6789.")
     out, kinds = mask_pii(personal, public=True)
