@@ -93,11 +93,13 @@ _NOT_RECIPIENT = frozenset({"so", "if", "when", "whenever", "while", "about", "i
                             "those", "this", "these", "because", "unless", "after", "before", "until", "once", "where"})
 _DIRECTIVE_LEAD = re.compile(r"^(?:always\s*:?\s*)?(?:recommend|advise|urge|suggest|ask|request|instruct|direct|"
                              r"include|add|send|share|provide|give|have|get|invite)\b", re.IGNORECASE)
+_ALWAYS_MARK = re.compile(r"^always\s*:?\s*", re.IGNORECASE)
 _LINK = re.compile(r"https?://|www\.|\]\(", re.IGNORECASE)
 
 
 def rule_as_warning(rule: str) -> str | None:
-    """'mention that X' -> 'X.', so a rule can stand as a warning when no sentence of its article states it.
+    """'mention that X' -> 'X.', so a rule can stand as a warning when no sentence of its article states it;
+    'mention the X' (a thing to say, not a statement) stays the author's instruction: 'Mention the X.'
 
     Only a statement becomes a warning. A directive ("tell the participant to ...", "recommend ...",
     "include the link ...") or anything with a link is an instruction to act, not a fact the KB
@@ -114,9 +116,16 @@ def rule_as_warning(rule: str) -> str | None:
     if heard is not None and (set(re.findall(r"[a-z]+", (heard.group(1) or "").lower())) & _NOT_RECIPIENT
                               or not re.match(r"\w", rule[told.end() + heard.end():])):
         heard = None  # "... so that they can retry", "about that plan that ...", "that, if late, ...": not a recipient
-    body = (rule[told.end() + heard.end():] if told and heard else _LEAD.sub("", rule)).strip().rstrip(".")
+    lead = _LEAD.match(rule)
+    body = rule[told.end() + heard.end():] if told and heard else rule[lead.end():] if lead else rule
+    body = body.strip().rstrip(".")
     if told and not heard and (_TOLD_LEAD.match(body) or re.match(r"(?i)(that|who|in|if|so|about|when)\b", body)):
         return None  # who is told what cannot be read apart: no warning rather than a garbled one
     if not body or re.match(r"(?i)to\s", body):
         return None
+    if lead and not (told and heard) and not re.search(r"(?i)\bthat\s+$", lead.group(0)):
+        # "mention the 29-minute grace period", "remind the participant of the deadline": what to say is a thing,
+        # not a statement; the rule itself, as the article's author wrote it, is the warning (stripped of its
+        # verb it read as a fragment under Important: "The 29-minute grace period.", "Of the deadline.")
+        body = _ALWAYS_MARK.sub("", rule).strip().rstrip(".")
     return body[:1].upper() + body[1:] + "."

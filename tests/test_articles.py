@@ -130,6 +130,11 @@ def test_always_rule_is_reflected_by_content_not_by_instruction_words() -> None:
                  "inform the user that: fees apply"):
         assert rule_as_warning(rule) is None, rule
     assert rule_as_warning("warn that fees apply") == "Fees apply."
+    # what to say is a thing, not a statement: the rule as written, not a fragment left without its verb (the
+    # demo's own answer read "The 60-day deadline and the 20% withholding when an indirect rollover is discussed.")
+    assert rule_as_warning("Always: mention the 29-minute grace period.") == "Mention the 29-minute grace period."
+    assert rule_as_warning("remind the participant of the deadline") == "Remind the participant of the deadline."
+    assert rule_as_warning("explain how the match works") == "Explain how the match works."
 
 
 def test_analyser_unifies_plan_names_and_acronym_plurals() -> None:

@@ -28,7 +28,7 @@ def _verify(sections: list[Section]):
 def test_valid_answer_passes_and_missing_always_rule_is_added() -> None:
     out = _verify(_section(["A direct rollover has no withholding. [C1]"]))
     assert out.blocking == 0 and out.cited == ["C1", "C2"]
-    assert out.sections[0].warnings == ["The 20% withholding on indirect rollovers. [C2]"]
+    assert out.sections[0].warnings == ["Mention the 20% withholding on indirect rollovers. [C2]"]
     assert [v.rule for v in out.violations] == ["always_missing"]
 
 
