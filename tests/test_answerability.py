@@ -714,6 +714,8 @@ def test_one_plain_chunk_far_ahead_of_every_article_leads_too() -> None:
     far = [Hit(doc_id="call.vtt", score=1.10), Hit(doc_id="claims", score=0.41),
            Hit(doc_id="waiting-periods", score=0.28)]
     assert PLAIN_GAP * 1.10 > 0.41 and plain_document_leads(far, articles)
+    # a lead of a quarter is enough (a memo's window at 1.09 over the shut-off article's 0.71 in the dev set)
+    assert plain_document_leads([Hit(doc_id="call.vtt", score=1.09), Hit(doc_id="claims", score=0.71)], articles)
     near = [Hit(doc_id="call.vtt", score=1.10), Hit(doc_id="claims", score=1.0), Hit(doc_id="claims", score=0.3)]
     assert not plain_document_leads(near, articles)
     assert not plain_document_leads([Hit(doc_id="claims", score=1.1), Hit(doc_id="call.vtt", score=0.2)], articles)
