@@ -14,7 +14,7 @@ from ..config import Context
 from ..kb.text import STOPWORDS, display_text, stem, term_set, words
 from ..retrieval.snapshot import KnowledgeBase
 from .access import visible_facets
-from .answerability import ASKING_WORDS
+from .answerability import ASKING_WORDS, focus_terms, question_type, subject_phrase
 from .artifact_types import one_line, shell
 from .privacy import mask_pii, masked
 from .records import (
@@ -131,9 +131,22 @@ def subject_words(question: str) -> list[str]:
                               and stem(w) not in ASKING_WORDS and w not in PLAIN_WORDS))
 
 
+def asked_subject(question: str) -> str:
+    """What an out-of-scope question asks about, in its own words, for the reply to name as content to add:
+    "the capital of France", "discounts for AAA members" (a bag of its words read "capital france", "offer
+    discounts aaa members"). Its content words when no short stretch holds them; personal data masked first."""
+    bag = subject_words(question)
+    text = mask_pii(question)[0]
+    own = {stem(w) for w in bag}  # (plain words, "about it, from before", name nothing to add)
+    if not (focus := [t for t in focus_terms(text, set(), question_type(text)) if t in own]):
+        return " ".join(bag[:8])
+    phrase = re.sub(r"\s+([,.;:!?])", r"\1", re.sub(r"\[[A-Z_]+\]", " ", subject_phrase(text, focus)))
+    return phrase if 0 < len(phrase.split()) <= 8 else " ".join(bag[:8])
+
+
 def abstained(kb: KnowledgeBase, inquiry: Inquiry, relevance: Relevance, reason: str = "") -> dict[str, Any]:
     """The knowledge base does not cover the question: say so, and what would help, instead of guessing."""
-    asked = " ".join(subject_words(inquiry.question)[:8])
+    asked = asked_subject(inquiry.question)
     subject = asked or "this subject"
     # Topic values are KB metadata: only plain short names (the caller may read) are listed back.
     topics = [t.replace("_", " ") for t in visible_facets(kb, inquiry.access).get("topic", [])
