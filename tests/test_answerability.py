@@ -350,13 +350,6 @@ def test_a_provider_name_alone_does_not_make_a_question_covered(tmp_path) -> Non
     found = search_passages("Can I get a mortgage from Northwind Harbour Mutual?", home=home)["relevance"]
     assert found["score"] >= 0.5 > 0.15 > found["topic"]  # relevant by the name alone
     assert mortgage["confidence"] == found["topic"]  # and said with the confidence of the rest
-    # a rest that is near the KB's words but not its subject ("a car loan" of a plan-loan KB; 0.15 floor let both
-    # through as `uncertain` answers from the plan-loan article)
-    from citewise.engine.score import TOPIC_FLOOR
-    for asked in ("Does Fabrikam Trust offer a car loan?", "Can Northwind Harbour Mutual lend me money for a boat?"):
-        near = search_passages(asked, home=home)["relevance"]
-        assert 0.15 < near["topic"] < TOPIC_FLOOR <= near["score"], near
-        assert api.ask(asked, home=home)["decision"] == "out_of_scope", asked
     covered = api.ask("How many years can a Northwind Harbour Mutual loan run?", home=home, confidence_threshold=0.0)
     assert covered["decision"] != "out_of_scope" and "5 years" in covered["response"]["text"]
     water = api.ask("How often does Cedar Hollow Water bill me?", home=home, confidence_threshold=0.0)

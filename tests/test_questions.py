@@ -138,3 +138,10 @@ def test_eval_set_test_split(name: str, floor: float, precision: float, tmp_path
                     f"false-answer {report['false_answer_rate']}, p50 {report['latency_ms_p50']} ms")
     assert report["pass_rate"] >= floor
     assert report["never_say_violations"] == 0 and report["citation_precision"] >= precision
+    if name == "rental":  # everyday questions naming a company, from a review: out of scope with TOPIC_FLOOR 0.3
+        from citewise import api
+
+        for asked in ("Quenmoor car broke down on the motorway, who do I ring?",
+                      "I'm 23, does Tallowgate slap on an extra charge?",
+                      "Scratched the Tallowgate car in a car park, am I on the hook?"):
+            assert api.ask(asked, home=home)["decision"] != "out_of_scope", asked
