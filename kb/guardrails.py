@@ -93,6 +93,28 @@ _NOT_RECIPIENT = frozenset({"so", "if", "when", "whenever", "while", "about", "i
                             "those", "this", "these", "because", "unless", "after", "before", "until", "once", "where"})
 _DIRECTIVE_LEAD = re.compile(r"^(?:always\s*:?\s*)?(?:recommend|advise|urge|suggest|ask|request|instruct|direct|"
                              r"include|add|send|share|provide|give|have|get|invite)\b", re.IGNORECASE)
+# A recipient told to do something: "the passenger to keep ...", "every renter to return ..."
+_TOLD_TO = re.compile(r"^(?:[\w'-]+\s+){1,5}?to\s", re.IGNORECASE)
+# A finite verb that makes a clause a statement ("the balance must be kept", "they can complain")
+_FINITE = re.compile(r"\b(?:is|are|was|were|be|been|has|have|had|must|may|might|can|cannot|can't|could|will|won't|"
+                     r"would|should|shall|does|do|did|don't|doesn't|isn't|aren't)\b", re.IGNORECASE)
+# Where a clause of its own begins: "the 20% withholding when an indirect rollover is discussed", "the excess
+# that remains with the option" state nothing
+_SUBORDINATE = re.compile(r"\b(?:when|whenever|if|unless|because|while|before|after|where|once|until|so|that|which|"
+                          r"who)\b", re.IGNORECASE)
+
+
+def told_to_act(body: str) -> bool:
+    """A recipient told to do something ("the passenger to keep receipts"), not told a statement ("they can
+    complain to the ombudsman")."""
+    return (m := _TOLD_TO.match(body)) is not None and not _FINITE.search(m.group(0))
+
+
+def states(body: str) -> bool:
+    """Whether a rule's body is a statement (a finite verb before any clause of its own), not a thing."""
+    return bool(_FINITE.search(_SUBORDINATE.split(body, maxsplit=1)[0]))
+
+
 _ALWAYS_MARK = re.compile(r"^always\s*:?\s*", re.IGNORECASE)
 _LINK = re.compile(r"https?://|www\.|\]\(", re.IGNORECASE)
 
@@ -101,9 +123,9 @@ def rule_as_warning(rule: str) -> str | None:
     """'mention that X' -> 'X.', so a rule can stand as a warning when no sentence of its article states it;
     'mention the X' (a thing to say, not a statement) stays the author's instruction: 'Mention the X.'
 
-    Only a statement becomes a warning. A directive ("tell the participant to ...", "recommend ...",
-    "include the link ...") or anything with a link is an instruction to act, not a fact the KB
-    asserts, and is never shown to a user: None.
+    Only a statement, or a thing to mention, becomes a warning. A directive ("tell the participant to ...",
+    "recommend ...", "include the link ..."), a told rule whose recipient and message cannot be read apart,
+    or anything with a link is an instruction to act, not a fact the KB asserts, and is never shown: None.
     """
     if _DIRECTIVE_LEAD.match(rule.strip()) or _LINK.search(rule):
         return None
@@ -119,13 +141,18 @@ def rule_as_warning(rule: str) -> str | None:
     lead = _LEAD.match(rule)
     body = rule[told.end() + heard.end():] if told and heard else rule[lead.end():] if lead else rule
     body = body.strip().rstrip(".")
-    if told and not heard and (_TOLD_LEAD.match(body) or re.match(r"(?i)(that|who|in|if|so|about|when)\b", body)):
-        return None  # who is told what cannot be read apart: no warning rather than a garbled one
+    if told and not heard and (_TOLD_LEAD.match(body) or re.match(r"(?i)(that|who|in|if|so|about|when)\b", body)
+                               or re.search(r"(?i)\bthat\s", body) or told_to_act(body) or not states(body)):
+        # who is told what cannot be read apart ("a customer with Wellness Plus that ...", "of the deadline"), or
+        # they are told to act ("the passenger to keep receipts"): no warning rather than a garbled one
+        return None
     if not body or re.match(r"(?i)to\s", body):
         return None
-    if lead and not (told and heard) and not re.search(r"(?i)\bthat\s+$", lead.group(0)):
-        # "mention the 29-minute grace period", "remind the participant of the deadline": what to say is a thing,
-        # not a statement; the rule itself, as the article's author wrote it, is the warning (stripped of its
-        # verb it read as a fragment under Important: "The 29-minute grace period.", "Of the deadline.")
+    if lead and not told and not re.search(r"(?i)\bthat\s+$", lead.group(0)) and not states(body):
+        # "mention the 29-minute grace period": what to say is a thing, not a statement ("state the balance must
+        # be kept" is one); the rule, as its author wrote it, is the warning (stripped of its verb it read as a
+        # fragment under Important: "The 29-minute grace period.")
         body = _ALWAYS_MARK.sub("", rule).strip().rstrip(".")
+        if len(re.findall(r"[A-Za-z0-9]\w*", body)) < 3:
+            return None  # "Mention the."
     return body[:1].upper() + body[1:] + "."

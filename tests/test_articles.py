@@ -133,8 +133,19 @@ def test_always_rule_is_reflected_by_content_not_by_instruction_words() -> None:
     # what to say is a thing, not a statement: the rule as written, not a fragment left without its verb (the
     # demo's own answer read "The 60-day deadline and the 20% withholding when an indirect rollover is discussed.")
     assert rule_as_warning("Always: mention the 29-minute grace period.") == "Mention the 29-minute grace period."
-    assert rule_as_warning("remind the participant of the deadline") == "Remind the participant of the deadline."
     assert rule_as_warning("explain how the match works") == "Explain how the match works."
+    assert rule_as_warning("state the excess that remains with the option chosen") == \
+        "State the excess that remains with the option chosen."
+    # (the review) a statement without its "that" is still a statement; a recipient told to act, or a recipient and
+    # message that cannot be read apart, is no warning ("Tell the passenger to keep ..." had been shown as written)
+    assert rule_as_warning("state the €3,000 minimum balance must be kept every day") == \
+        "The €3,000 minimum balance must be kept every day."
+    assert rule_as_warning("tell the customer they can complain to the Ombudsman") == \
+        "They can complain to the Ombudsman."
+    for rule in ("Tell the passenger to keep original receipts", "remind the renter to return the car full",
+                 "remind the participant of the deadline", "Mention the.",
+                 "tell a customer with Wellness Plus that benefits paid are deducted"):
+        assert rule_as_warning(rule) is None, rule
 
 
 def test_analyser_unifies_plan_names_and_acronym_plurals() -> None:
