@@ -134,14 +134,22 @@ def subject_words(question: str) -> list[str]:
 def asked_subject(question: str) -> str:
     """What an out-of-scope question asks about, in its own words, for the reply to name as content to add:
     "the capital of France", "discounts for AAA members" (a bag of its words read "capital france", "offer
-    discounts aaa members"). Its content words when no short stretch holds them; personal data masked first."""
+    discounts aaa members"). The bag of its content words when no short stretch of the asking sentence holds
+    most of them ("I'm 34 weeks pregnant with twins. Can I still fly?" is not about flying). Echoed back, so
+    personal data is masked first, and nothing with a digit (a PIN, a passport or plate number), no text after
+    masked data ("call me at [PHONE] about ...") and no markup or control characters are repeated."""
     bag = subject_words(question)
     text = mask_pii(question)[0]
+    text = re.split(r"\[[A-Z_]+\]", text)[-1]  # what follows the last masked datum
     own = {stem(w) for w in bag}  # (plain words, "about it, from before", name nothing to add)
-    if not (focus := [t for t in focus_terms(text, set(), question_type(text)) if t in own]):
-        return " ".join(bag[:8])
-    phrase = re.sub(r"\s+([,.;:!?])", r"\1", re.sub(r"\[[A-Z_]+\]", " ", subject_phrase(text, focus)))
-    return phrase if 0 < len(phrase.split()) <= 8 else " ".join(bag[:8])
+    focus = [t for t in focus_terms(text, set(), question_type(text)) if t in own]
+    tokens = [t for t in subject_phrase(text, focus).split() if focus and re.fullmatch(r"[^\W\d_][\w'’&/().,;:?!-]*", t)
+              and not re.search(r"\d", t)]
+    phrase = " ".join(tokens).strip(" .,;:!?()")
+    covered = {stem(w) for w in words(phrase)} & own
+    if 0 < len(tokens) <= 8 and 2 * len(covered) >= min(len(own), 8):
+        return phrase
+    return " ".join(bag[:8])
 
 
 def abstained(kb: KnowledgeBase, inquiry: Inquiry, relevance: Relevance, reason: str = "") -> dict[str, Any]:
