@@ -104,6 +104,17 @@ _SUBORDINATE = re.compile(r"\b(?:when|whenever|if|unless|because|while|before|af
                           r"who)\b", re.IGNORECASE)
 
 
+def reason_given(rule: str) -> str | None:
+    """The reason an instruction gives, when it is a statement: "tell the passenger to keep original receipts,
+    because interim expenses are reimbursed only against receipts" -> "Interim expenses are reimbursed only
+    against receipts." (what the KB asserts; the instruction itself is not shown)."""
+    found = re.search(r"(?i)(?:,\s*|\s+)because\s+(.+?)\.?\s*$", rule)
+    if (found is None or not states(reason := found.group(1).strip()) or len(reason.split()) < 3
+            or re.match(r"(?i)(?:it|they|them|he|she|this|that|these|those|we|you|i)\b", reason)):
+        return None  # (a reason about "it" or "they" says nothing read alone)
+    return reason[:1].upper() + reason[1:] + "."
+
+
 def told_to_act(body: str) -> bool:
     """A recipient told to do something ("the passenger to keep receipts"), not told a statement ("they can
     complain to the ombudsman")."""
@@ -125,10 +136,13 @@ def rule_as_warning(rule: str) -> str | None:
 
     Only a statement, or a thing to mention, becomes a warning. A directive ("tell the participant to ...",
     "recommend ...", "include the link ..."), a told rule whose recipient and message cannot be read apart,
-    or anything with a link is an instruction to act, not a fact the KB asserts, and is never shown: None.
+    or anything with a link is an instruction to act, not a fact the KB asserts, and is never shown: None,
+    or the statement it gives as its reason ("..., because X" -> "X.").
     """
-    if _DIRECTIVE_LEAD.match(rule.strip()) or _LINK.search(rule):
+    if _LINK.search(rule):
         return None
+    if _DIRECTIVE_LEAD.match(rule.strip()):
+        return reason_given(rule)
     # "tell Pay Now customers that refunds take ...", "remind a new member that benefits begin ...": what they
     # are told is the clause after the first "that" (the recipient read as the warning's subject made "Pay Now
     # customers that refunds take ...")
@@ -144,10 +158,11 @@ def rule_as_warning(rule: str) -> str | None:
     if told and not heard and (_TOLD_LEAD.match(body) or re.match(r"(?i)(that|who|in|if|so|about|when)\b", body)
                                or re.search(r"(?i)\bthat\s", body) or told_to_act(body) or not states(body)):
         # who is told what cannot be read apart ("a customer with Wellness Plus that ...", "of the deadline"), or
-        # they are told to act ("the passenger to keep receipts"): no warning rather than a garbled one
-        return None
+        # they are told to act ("the passenger to keep receipts"): no warning rather than a garbled one, but the
+        # reason a rule gives is a statement of its own
+        return reason_given(rule)
     if not body or re.match(r"(?i)to\s", body):
-        return None
+        return reason_given(rule)
     if lead and not told and not re.search(r"(?i)\bthat\s+$", lead.group(0)) and not states(body):
         # "mention the 29-minute grace period": what to say is a thing, not a statement ("state the balance must
         # be kept" is one); the rule, as its author wrote it, is the warning (stripped of its verb it read as a

@@ -146,6 +146,10 @@ def test_always_rule_is_reflected_by_content_not_by_instruction_words() -> None:
                  "remind the participant of the deadline", "Mention the.",
                  "tell a customer with Wellness Plus that benefits paid are deducted"):
         assert rule_as_warning(rule) is None, rule
+    # ... but the reason an instruction gives is a statement of its own (one about "they" says nothing alone)
+    assert rule_as_warning("tell the passenger to keep original receipts, because interim expenses are reimbursed "
+                           "only against receipts.") == "Interim expenses are reimbursed only against receipts."
+    assert rule_as_warning("advise members to wait because they may lose it") is None
 
 
 def test_analyser_unifies_plan_names_and_acronym_plurals() -> None:
