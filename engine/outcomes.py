@@ -142,9 +142,11 @@ def asked_subject(question: str) -> str:
     text = mask_pii(question)[0]
     text = re.split(r"\[[A-Z_]+\]", text)[-1]  # what follows the last masked datum
     own = {stem(w) for w in bag}  # (plain words, "about it, from before", name nothing to add)
-    focus = [t for t in focus_terms(text, set(), question_type(text)) if t in own]
-    tokens = [t for t in subject_phrase(text, focus).split() if focus and re.fullmatch(r"[^\W\d_][\w'’&/().,;:?!-]*", t)
-              and not re.search(r"\d", t)]
+    if not (focus := [t for t in focus_terms(text, set(), question_type(text)) if t in own]):
+        return " ".join(bag[:8])
+    # words only: none with a digit, none opening with markup or a control character
+    tokens = [t for t in subject_phrase(text, focus).split()
+              if re.fullmatch(r"[^\W\d_][\w'’&/().,;:?!-]*", t) and not re.search(r"\d", t)]
     phrase = " ".join(tokens).strip(" .,;:!?()")
     covered = {stem(w) for w in words(phrase)} & own
     if 0 < len(tokens) <= 8 and 2 * len(covered) >= min(len(own), 8):
