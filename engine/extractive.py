@@ -259,13 +259,16 @@ class ExtractiveGenerator:
             return out
 
         scored = rank(request.question)
-        # One source per answer: the governing article, else the document of the best sentence. Mixing
-        # documents cites articles that do not govern the inquiry.
-        source = request.article_id
+        # One source per answer: the governing article (where none governs, the plain document that leads
+        # the search), else the document of the best sentence. Mixing documents cites articles that do not
+        # govern the inquiry.
+        source = request.article_id or request.lead_document
         if scored:
-            own = [score for score, *_, c in scored if c.doc_id == request.article_id]
+            own = [score for score, *_, c in scored if c.doc_id == source]
             # The governing article answers unless another document says it far better (then the
-            # question is not about the article's procedure, e.g. a fact in a plain document).
+            # question is not about the article's procedure, e.g. a fact in a plain document). The lead
+            # document likewise: chosen on the twelve dev halves, +2 -0 (a slide deck's meter-reading advice
+            # over an article's check-in rule; an unstated question no longer answered by a PDF's aside).
             if not own or scored[0][0] - own[0] > SOURCE_MARGIN:
                 source = scored[0][3].doc_id
         # A comparison ("how long at Contoso, and at Fabrikam?") is answered from each named provider's
@@ -274,9 +277,10 @@ class ExtractiveGenerator:
         scored = [x for x in scored if x[3].doc_id in sources]
         quota = MAX_COMPONENTS if len(sources) == 1 else max(2, MAX_COMPONENTS // len(sources))
 
-        # Only the answer's articles' Always-rules shape the warnings (a rule binds its own article).
-        always = self._always(chunks, request, sources if len(sources) > 1 else
-                              [request.article_id] if request.article_id else [], allowed)
+        # Only the answer's articles' Always-rules shape the warnings (a rule binds its own article): the
+        # governing article's, or where none governs, those of the article the answer comes from.
+        bound = request.article_id or source
+        always = self._always(chunks, request, sources if len(sources) > 1 else [bound] if bound else [], allowed)
         # A question that asks two things ("what's the overdraft fee, and by when do I top up to get it
         # reversed?") gets each part's best sentence first, in the order asked; the rest follow.
         parts = question_parts(request.question) if len(sources) == 1 else []

@@ -44,6 +44,9 @@ class AnswerRequest:
     # same figures is this case. Used to choose sentences only, never quoted.
     case_figures: set[str] = field(default_factory=set)
     similarity: Callable[[list[str]], list[float]] | None = None  # cosine of each text to the question
+    # a plain document that leads the search where no article governs (resolve): it holds the question as
+    # a governing article would
+    lead_document: str | None = None
     answer_tokens: int = 1024  # completion budget: max_tokens minus what the context used
     clock: ModelClock | None = None
 
@@ -71,6 +74,7 @@ def answer_request(kb: KnowledgeBase, inquiry: Inquiry, resolution: Resolution |
         missing_fields=resolution.missing if resolution else [],
         situation=given_fields(resolution), case_figures=case_figures(resolution),
         similarity=lambda texts: similarity(kb, inquiry.question, texts),
+        lead_document=resolution.lead_document if resolution else None,
         answer_tokens=max(ANSWER_SHARE_FLOOR, inquiry.max_tokens - pack.tokens), clock=clock)
 
 

@@ -661,6 +661,40 @@ def test_an_eligibility_condition_is_given_with_the_others_of_its_list() -> None
     assert "$41,500" in said and not ("form B" in said and "a year or more" in said)
 
 
+def test_where_no_article_governs_the_lead_document_answers_and_an_answering_article_brings_its_rules() -> None:
+    """A plain document that leads the search holds the question as a governing article would: another
+    document's sentence must be clearly better (SOURCE_MARGIN) to take the answer from it. Where an article
+    does answer with none governing, its own Always-rules come with its claims."""
+    from citewise.engine.extractive import SOURCE_MARGIN, ExtractiveGenerator
+    from citewise.engine.generate import AnswerRequest
+    from citewise.engine.records import ContextChunk
+
+    guide = ContextChunk("C1", "guide.md#0", "guide.md", "Portal guide", "content", "high",
+                         "The portal app refreshes account balances every 4 hours.", score=0.5)
+    article = ContextChunk("C2", "loan#0", "loan", "Loans", "business_rules", "high",
+                           "The portal app refreshes loan balances every 4 hours.", score=1.0)
+    guard = ContextChunk("C3", "loan#1", "loan", "Loans", "guardrails", "high",
+                         "- Always: mention that balances can lag payroll by one day.", score=0.0)
+    rules = {"loan": {"always": ["mention that balances can lag payroll by one day"]}}
+    question = "How often does the portal app refresh balances?"
+
+    def answer(lead: str | None) -> tuple[set[str], list[str]]:
+        draft = ExtractiveGenerator().generate(AnswerRequest(question, "", [guide, article, guard], None, rules,
+                                                             lead_document=lead))
+        cited = {label for s in draft.sections for item in s.answer_components for label in ("C1", "C2")
+                 if f"[{label}]" in item}
+        return cited, [w for s in draft.sections for w in s.warnings]
+
+    # the article's sentence scores above the guide's (its retrieval prior: 0.15 x 1.0 against 0.15 x 0.5), by
+    # less than SOURCE_MARGIN
+    assert SOURCE_MARGIN > 0.075
+    cited, warnings = answer("guide.md")
+    assert cited == {"C1"} and warnings == [], (cited, warnings)
+    cited, warnings = answer(None)  # nothing leads: the best sentence's document answers, with its rules
+    assert cited == {"C2"}, cited
+    assert any("lag payroll by one day" in w for w in warnings), warnings
+
+
 def test_which_data_to_collect_comes_from_an_article_even_when_a_guide_leads_the_search(tmp_path) -> None:
     """A how-to guide about the same task can take the search's first hits; the fields to collect are
     still the article's (a plain guide has none), so required_data is not reported out of scope."""
