@@ -29,6 +29,7 @@ from .records import (
     Verdict,
     Violation,
 )
+from .resolve import answering_article
 from .score import confidence, coverage
 from .search import synonym_alternatives
 from .verify import citations_in, claims_of, drop_claims, never_rules, strip_citations, verify
@@ -45,11 +46,21 @@ def context_rules(kb: KnowledgeBase, chunks: list[ContextChunk]) -> dict[str, di
 def check(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, resolution: Resolution | None, relevance: Relevance,
           pack: ContextPack, draft: Draft, clock: ModelClock | None = None,
           quoted: frozenset[str] = frozenset()) -> Verdict:
-    """`quoted`: sections whose items quote guardrail lines (an artifact's "Never say"), see verify.py."""
-    article_id = resolution.article_id if resolution else None
+    """`quoted`: sections whose items quote guardrail lines (an artifact's "Never say"), see verify.py.
+
+    Where no article governs but the draft is one article's, that article governs it from here on
+    (`Verdict.settled`): its rules bind the claims and its data are asked for."""
+    settled = answering_article(kb, resolution, cited_docs(draft.sections, pack)) if resolution else None
+    bound = settled or resolution
     rules = context_rules(kb, pack.chunks)
     checked = verify(draft.sections, pack.chunks, rules, support_threshold=ctx.support_threshold,
-                     article_id=article_id, governing=resolution.governing if resolution else None, quoted=quoted)
+                     article_id=bound.article_id if bound else None, governing=bound.governing if bound else None,
+                     quoted=quoted)
+    if settled is not None and cited_docs(checked.sections, pack) == {settled.article_id}:
+        resolution = settled
+    else:
+        settled = None  # verification left nothing of its claims: the decision stays as resolved
+    article_id = resolution.article_id if resolution else None
     notes: dict[str, Any] = {}
     if ctx.llm_model and ctx.llm_grader:
         claims = [strip_citations(getattr(checked.sections[si], kind)[ii])
@@ -77,7 +88,8 @@ def check(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, resolution: Resolut
     return Verdict(sections=checked.sections, citations=citations,
                    violations=violations, passed=blocking == 0, confidence=conf, parts=parts,
                    dropped=checked.dropped, note=note, notes=notes,
-                   needs_review=bool(resolution and resolution.conflicts) or bool(held), unanswered=unanswered)
+                   needs_review=bool(resolution and resolution.conflicts) or bool(held), unanswered=unanswered,
+                   settled=settled)
 
 
 def answer_focus(kb: KnowledgeBase, question: str, sections: list[Section],
@@ -117,6 +129,12 @@ def answered_or_missing(kb: KnowledgeBase, inquiry: Inquiry, resolution: Resolut
     return missing
 
 
+def cited_docs(sections: list[Section], pack: ContextPack) -> set[str]:
+    """The documents the sections' items cite."""
+    docs = {c.label: c.doc_id for c in pack.chunks}
+    return {docs[label] for s in sections for _, item in s.items() for label in citations_in(item) if label in docs}
+
+
 def providers_unanswered(kb: KnowledgeBase, inquiry: Inquiry, pack: ContextPack, sections: list[Section]) -> list[str]:
     """A question asking about two providers or more ("...at Northwind, and at Fabrikam?") is not answered
     for a provider none of whose documents the answer cites (it has no article on the topic, or the budget
@@ -124,10 +142,8 @@ def providers_unanswered(kb: KnowledgeBase, inquiry: Inquiry, pack: ContextPack,
     named = asked_providers(kb.facet_detector, asking_part(inquiry.question))
     if len(named) < 2:
         return []
-    docs = {c.label: c.doc_id for c in pack.chunks}
-    cited = {docs[label] for s in sections for _, item in s.items() for label in citations_in(item) if label in docs}
     covered: set[str] = set()
-    for doc in cited:
+    for doc in cited_docs(sections, pack):
         info = kb.docs.get(doc)
         own = info.metadata.get(PROVIDER) if info and info.structured else None
         if own is None and info is not None and not info.structured and not kb.named_facets(doc).get(PROVIDER):

@@ -66,6 +66,15 @@ def resolution_output(resolution: Resolution) -> dict[str, Any]:
             "invalid_fields": dict(resolution.invalid)}
 
 
+def settled_output(verdict: Verdict) -> dict[str, Any]:
+    """Where the answer's own article came to govern it (`Verdict.settled`): the resolution and the fields
+    it asks for, as the required-data step outputs them; nothing otherwise."""
+    if verdict.settled is None:
+        return {}
+    return {"resolution": dump(verdict.settled), "collected_data": verdict.settled.collected,
+            **resolution_output(verdict.settled)}
+
+
 def scope_confidence(relevance: Relevance) -> float:
     """An out-of-scope answer's confidence: the relevance found, or less when a provider's name found it."""
     return relevance.score if relevance.topic is None else min(relevance.score, relevance.topic)

@@ -34,7 +34,7 @@ from .assemble import assemble
 from .check import check
 from .generate import generate
 from .inquiry import understand, validate
-from .records import Feedback
+from .records import Feedback, Resolution, Verdict
 from .resolve import governing_chunks, resolve
 from .search import search
 
@@ -133,10 +133,20 @@ def _answer(ctx: Context, raw: Mapping[str, Any], access: Access, timed: _Timer,
                  int(ctx.context_share * inquiry.max_tokens), lead=resolution.lead_document)
     meta.update(outcomes.pack_metadata(pack))
     feedback, attempts = Feedback(), 0
+
+    def settle(verdict: Verdict) -> Resolution:
+        """The resolution the answer stands on: its own article's, where it settled on one (as the graph's
+        state holds it after the check)."""
+        if verdict.settled is None:
+            return resolution
+        out.update(outcomes.resolution_output(verdict.settled))
+        return verdict.settled
+
     while routes.after_context(inquiry.mode) == "build_artifact":
         built = timed("build_artifact", build_artifact, kb, ctx, inquiry, resolution, retrieval.relevance, pack,
                       feedback, clock)
         attempts += 1
+        resolution = settle(built.verdict)
         update = outcomes.artifact_answered(built, resolution.missing)
         meta.update({**outcomes.draft_metadata(built.draft, attempts), **outcomes.verdict_metadata(built.verdict)})
         step = routes.after_artifact(built.draft, built.artifact, built.verdict.passed, built.verdict.confidence,
@@ -159,6 +169,7 @@ def _answer(ctx: Context, raw: Mapping[str, Any], access: Access, timed: _Timer,
             return finish(outcomes.abstained(kb, inquiry, retrieval.relevance, draft.reason))
         verdict = timed("check_guardrails", check, kb, ctx, inquiry, resolution, retrieval.relevance, pack, draft,
                         clock)
+        resolution = settle(verdict)
         update = outcomes.answered(verdict, resolution.missing)
         meta.update(outcomes.verdict_metadata(verdict))
         step = routes.after_check(verdict.passed, verdict.confidence, attempts, ctx, not verdict.unanswered)

@@ -281,6 +281,9 @@ class Verdict:
     notes: dict[str, Any] = field(default_factory=dict)
     needs_review: bool = False  # e.g. two articles claim to govern the inquiry
     unanswered: list[str] = field(default_factory=list)  # what the question asks that the KB does not state
+    # where no article governed but the answer is one article's: the resolution with that article governing
+    # (engine.resolve.answering_article), whose data the decision asks for
+    settled: Resolution | None = None
 
     def feedback(self) -> Feedback:
         return Feedback([v for v in self.violations if v.action != "masked"], [d.claim for d in self.dropped])

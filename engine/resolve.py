@@ -138,9 +138,7 @@ def resolve(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, collected: dict[s
                                           [f.key for f in fields], clock)
             fields += [replace(f, article_id=best.article_id) for f in extra]
             out.notes["model_fields"] = {"added": [f.key for f in extra], **notes}
-    # (a key some article of the KB declares is that article's data, never a slip of this one's)
-    declared = {normalize_key(f["key"]) for doc in kb.docs.values() for f in doc.fields}
-    missing, invalid, _ = check_collected(fields, collected, choices, declared)
+    missing, invalid, _ = check_collected(fields, collected, choices, declared_keys(kb))
     out.collected = withhold_sensitive(fields, collected)
     out.article_id, out.title = best.article_id, best.title
     out.tied, out.choices, out.fields = tied, choices, fields
@@ -148,6 +146,33 @@ def resolve(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, collected: dict[s
     out.confidence = article_confidence(ranked, full.relevance.score, tied=bool(tied),
                                         far_ahead=far is not None and best.article_id == far)
     return out
+
+
+def declared_keys(kb: KnowledgeBase) -> set[str]:
+    """The field keys the KB's articles declare (normalised): a key one of them declares is that article's
+    data, never a slip of another's."""
+    return {normalize_key(f["key"]) for doc in kb.docs.values() for f in doc.fields}
+
+
+def answering_article(kb: KnowledgeBase, resolution: Resolution, cited: set[str]) -> Resolution | None:
+    """Where no article governs (a plain document led the search) but the checked answer cites one article
+    and nothing else, that article governs what the answer says: its rules bind the claims, its Always-rules
+    are said and its required data are asked for, as any governing article's are (engine/check.py). The
+    answer chose it over the search's lead, so its reference counts as ambiguous unless it also led the
+    article ranking. None when an article governs already or the answer is not one article's."""
+    if resolution.article_id is not None or len(cited) != 1:
+        return None
+    article_id = next(iter(cited))
+    info = kb.docs.get(article_id)
+    if info is None or not info.structured:
+        return None
+    fields = article_fields(kb, article_id)
+    missing, invalid, _ = check_collected(fields, resolution.collected, {}, declared_keys(kb))
+    led = bool(resolution.candidates) and resolution.candidates[0].article_id == article_id
+    return replace(resolution, covered=True, lead_document=None, article_id=article_id, title=info.title,
+                   fields=fields, missing=missing, invalid={**resolution.invalid, **invalid},
+                   collected=withhold_sensitive(fields, resolution.collected),
+                   confidence=article_confidence(resolution.candidates, resolution.relevance.score, tied=not led))
 
 
 def plain_document_leads(hits: list[Any], structured: set[str], by_score: bool = True) -> bool:

@@ -8,7 +8,7 @@ from langgraph.runtime import Runtime
 
 from ..config import Context
 from ..engine.artifact import build_artifact as build
-from ..engine.outcomes import artifact_answered, draft_metadata, verdict_metadata
+from ..engine.outcomes import artifact_answered, draft_metadata, settled_output, verdict_metadata
 from ..engine.records import ContextPack, Feedback, Inquiry, Resolution, Retrieval, dump, load
 from .common import clock_of, model_update, node, snapshot
 
@@ -24,6 +24,7 @@ def build_artifact(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str
     attempts = int(state.get("attempts") or 0) + 1
     used = model_update(clock, float(state.get("model_seconds") or 0))
     meta = {**used["metadata"], **draft_metadata(built.draft, attempts), **verdict_metadata(built.verdict)}
-    return {**used, **artifact_answered(built, resolution.missing), "draft": dump(built.draft),
+    missing = (built.verdict.settled or resolution).missing
+    return {**used, **artifact_answered(built, missing), **settled_output(built.verdict), "draft": dump(built.draft),
             "verdict": dump(built.verdict), "feedback": dump(built.verdict.feedback()), "attempts": attempts,
             "metadata": meta}

@@ -8,7 +8,7 @@ from langgraph.runtime import Runtime
 
 from ..config import Context
 from ..engine.check import check
-from ..engine.outcomes import answered, verdict_metadata
+from ..engine.outcomes import answered, settled_output, verdict_metadata
 from ..engine.records import ContextPack, Draft, Inquiry, Resolution, Retrieval, dump, load
 from .common import clock_of, model_update, node, snapshot
 
@@ -21,5 +21,6 @@ def check_guardrails(state: dict[str, Any], runtime: Runtime[Context]) -> dict[s
     verdict = check(kb, ctx, load(Inquiry, state["inquiry"]), resolution, load(Retrieval, state["retrieval"]).relevance,
                     load(ContextPack, state["context"]), load(Draft, state["draft"]), clock)
     used = model_update(clock, float(state.get("model_seconds") or 0))
-    return {**used, **answered(verdict, resolution.missing), "verdict": dump(verdict),
+    missing = (verdict.settled or resolution).missing
+    return {**used, **answered(verdict, missing), **settled_output(verdict), "verdict": dump(verdict),
             "feedback": dump(verdict.feedback()), "metadata": {**used["metadata"], **verdict_metadata(verdict)}}

@@ -14,7 +14,7 @@ from citewise.engine.answerability import (
 )
 from citewise.engine.outcomes import subject_words
 from citewise.kb.text import terms
-from tests.paths import ingested_kb
+from tests.paths import ROOT, ingested_kb
 
 
 def test_the_words_of_a_question_type_are_not_its_focus() -> None:
@@ -693,6 +693,40 @@ def test_where_no_article_governs_the_lead_document_answers_and_an_answering_art
     cited, warnings = answer(None)  # nothing leads: the best sentence's document answers, with its rules
     assert cited == {"C2"}, cited
     assert any("lag payroll by one day" in w for w in warnings), warnings
+
+
+def test_an_answer_from_one_article_where_a_plain_page_led_asks_for_that_article_s_data(tmp_path) -> None:
+    """A help-centre page leads the search for "can my 6-year-old fly alone?", so no article governs; the
+    answer still comes from the unaccompanied-minor article alone (its rules are far the better sentences).
+    Those rules bind the answer: the article's Always-rule is a warning, its data are asked for
+    (`needs_data`), and the article is referenced, through the graph and the engine alike."""
+    from citewise import api
+    from citewise.config import Context
+    from citewise.engine.access import UNRESTRICTED
+    from citewise.engine.inquiry import understand
+    from citewise.engine.pipeline import answer, open_snapshot
+    from citewise.engine.resolve import resolve
+    from citewise.kb.ingest import ingest
+
+    ingest([ROOT / "examples" / "kb-travel"], tmp_path / "home", progress=False)
+    question = "Can my 6-year-old fly alone on Aurelis Air?"
+    ctx = Context(home=str(tmp_path / "home"))
+    kb = open_snapshot(ctx)
+    led = resolve(kb, ctx, understand(kb, ctx, {"question": question}, UNRESTRICTED))
+    assert led.article_id is None and led.lead_document is not None  # the premise: a plain page leads
+    fields = [f["key"] for f in kb.docs["aurelis-unaccompanied-minors"].fields if f.get("required")]
+    for out in (api.ask(question, home=tmp_path / "home", confidence_threshold=0.0),
+                answer(question, home=tmp_path / "home", ctx=Context(confidence_threshold=0.0))):
+        assert {c["doc_id"] for c in out["citations"]} == {"aurelis-unaccompanied-minors"}, out["citations"]
+        assert out["decision"] == "needs_data" and out["missing_fields"] == fields, out["missing_fields"]
+        assert out["article_reference"]["article_id"] == "aurelis-unaccompanied-minors"
+        warnings = [w for s in out["response"]["sections"] for w in s["warnings"]]
+        assert any("stay at the gate" in w for w in warnings), warnings
+    # given the article's data, the same answer can proceed
+    given = dict.fromkeys(fields, "x") | {"child_date_of_birth": "2020-03-01"}
+    done = api.ask(question, home=tmp_path / "home", confidence_threshold=0.0, collected_data=given)
+    assert done["decision"] == "can_proceed" and done["missing_fields"] == [], (done["missing_fields"],
+                                                                               done["invalid_fields"])
 
 
 def test_which_data_to_collect_comes_from_an_article_even_when_a_guide_leads_the_search(tmp_path) -> None:
