@@ -81,3 +81,19 @@ def test_required_data_runs_are_not_routed_by_confidence() -> None:
     assert calibrate.rates([*rows, field_list], 0.9, w, b)["false_abstain"] == calibrate.rates(rows, 0.9, w, b)[
         "false_abstain"] * 4 / 5  # counted as answerable, never abstained
     assert calibrate._xy([*rows, field_list], ("dense_top",)) == calibrate._xy(rows, ("dense_top",))
+
+
+def test_the_report_gives_each_set_its_own_numbers_beside_the_pooled_ones() -> None:
+    """Pooled numbers can hide a set whose confidence says nothing: one set ranks its answers perfectly,
+    the other backwards, and the pooled AUROC sits between."""
+    good = [row("can_proceed", "can_proceed", True, 2.0, 1.0) | {"set": "a"},
+            row("can_proceed", "can_proceed", False, -2.0, 0.0) | {"set": "a"}]
+    bad = [row("can_proceed", "can_proceed", True, -1.0, 0.0) | {"set": "b"},
+           row("can_proceed", "can_proceed", False, 1.0, 1.0) | {"set": "b"}]
+    by_set = {name: calibrate.summary(rows, 0.5) for name, rows in (("a", good), ("b", bad))}
+    assert by_set["a"]["auroc"] == 1.0 and by_set["b"]["auroc"] == 0.0
+    pooled = calibrate.summary(good + bad, 0.5)
+    assert pooled["answers"] == 4 and 0.0 < pooled["auroc"] < 1.0
+    lines = calibrate.table({**pooled, "by_set": by_set}).splitlines()
+    assert [line.split()[0] for line in lines] == ["set", "a", "b", "pooled"]
+    assert lines[1].split()[2] == "1.000" and lines[2].split()[2] == "0.000"
