@@ -56,11 +56,6 @@ def check(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, resolution: Resolut
     checked = verify(draft.sections, pack.chunks, rules, support_threshold=ctx.support_threshold,
                      article_id=bound.article_id if bound else None, governing=bound.governing if bound else None,
                      quoted=quoted)
-    if settled is not None and cited_docs(checked.sections, pack) == {settled.article_id}:
-        resolution = settled
-    else:
-        settled = None  # verification left nothing of its claims: the decision stays as resolved
-    article_id = resolution.article_id if resolution else None
     notes: dict[str, Any] = {}
     if ctx.llm_model and ctx.llm_grader:
         claims = [strip_citations(getattr(checked.sections[si], kind)[ii])
@@ -68,6 +63,11 @@ def check(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, resolution: Resolut
         drops, notes["grader"] = grade(ctx, claims, pack.text, never_rules({c.doc_id for c in pack.chunks}, rules),
                                        clock or ModelClock(ctx.llm_deadline))
         drop_claims(checked, drops)
+    if settled is not None and cited_docs(checked.sections, pack) == {settled.article_id}:
+        resolution = settled
+    else:
+        settled = None  # verification (or the grader) left nothing of its claims: the decision stays as resolved
+    article_id = resolution.article_id if resolution else None
     violations = list(checked.violations)
     blocking = checked.blocking
     if not checked.sections:

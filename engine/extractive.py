@@ -277,10 +277,11 @@ class ExtractiveGenerator:
         scored = [x for x in scored if x[3].doc_id in sources]
         quota = MAX_COMPONENTS if len(sources) == 1 else max(2, MAX_COMPONENTS // len(sources))
 
-        # Only the answer's articles' Always-rules shape the warnings (a rule binds its own article): the
-        # governing article's, or where none governs, those of the article the answer comes from.
-        bound = request.article_id or source
-        always = self._always(chunks, request, sources if len(sources) > 1 else [bound] if bound else [], allowed)
+        # Only the answer's articles' Always-rules shape the warnings (a rule binds its own article). Where none
+        # governs, an article the answer comes from may still come to (engine/check.py settles on it, and the
+        # check adds its rules then); not every article an answer quotes is the inquiry's.
+        always = self._always(chunks, request, sources if len(sources) > 1 else
+                              [request.article_id] if request.article_id else [], allowed)
         # A question that asks two things ("what's the overdraft fee, and by when do I top up to get it
         # reversed?") gets each part's best sentence first, in the order asked; the rest follow.
         parts = question_parts(request.question) if len(sources) == 1 else []

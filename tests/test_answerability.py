@@ -661,10 +661,11 @@ def test_an_eligibility_condition_is_given_with_the_others_of_its_list() -> None
     assert "$41,500" in said and not ("form B" in said and "a year or more" in said)
 
 
-def test_where_no_article_governs_the_lead_document_answers_and_an_answering_article_brings_its_rules() -> None:
+def test_where_no_article_governs_the_lead_document_answers_and_no_quoted_article_s_rules_are_said() -> None:
     """A plain document that leads the search holds the question as a governing article would: another
-    document's sentence must be clearly better (SOURCE_MARGIN) to take the answer from it. Where an article
-    does answer with none governing, its own Always-rules come with its claims."""
+    document's sentence must be clearly better (SOURCE_MARGIN) to take the answer from it. An article quoted
+    with none governing does not bring its Always-rules to the draft: it may be a neighbour of the inquiry
+    (the check settles on it, and says its rules, only when the article ranking clearly leads with it)."""
     from citewise.engine.extractive import SOURCE_MARGIN, ExtractiveGenerator
     from citewise.engine.generate import AnswerRequest
     from citewise.engine.records import ContextChunk
@@ -690,9 +691,10 @@ def test_where_no_article_governs_the_lead_document_answers_and_an_answering_art
     assert SOURCE_MARGIN > 0.075
     cited, warnings = answer("guide.md")
     assert cited == {"C1"} and warnings == [], (cited, warnings)
-    cited, warnings = answer(None)  # nothing leads: the best sentence's document answers, with its rules
-    assert cited == {"C2"}, cited
-    assert any("lag payroll by one day" in w for w in warnings), warnings
+    cited, warnings = answer(None)  # nothing leads: the best sentence's document answers, without its rules
+    assert cited == {"C2"} and warnings == [], (cited, warnings)
+    governed = ExtractiveGenerator().generate(AnswerRequest(question, "", [guide, article, guard], "loan", rules))
+    assert any("lag payroll by one day" in w for s in governed.sections for w in s.warnings)  # (when it governs)
 
 
 def test_an_answer_from_one_article_where_a_plain_page_led_asks_for_that_article_s_data(tmp_path) -> None:
@@ -722,11 +724,39 @@ def test_an_answer_from_one_article_where_a_plain_page_led_asks_for_that_article
         assert out["article_reference"]["article_id"] == "aurelis-unaccompanied-minors"
         warnings = [w for s in out["response"]["sections"] for w in s["warnings"]]
         assert any("stay at the gate" in w for w in warnings), warnings
-    # given the article's data, the same answer can proceed
+    # given the article's data, the same answer can proceed; a provider the KB does not know is said
     given = dict.fromkeys(fields, "x") | {"child_date_of_birth": "2020-03-01"}
     done = api.ask(question, home=tmp_path / "home", confidence_threshold=0.0, collected_data=given)
     assert done["decision"] == "can_proceed" and done["missing_fields"] == [], (done["missing_fields"],
                                                                                done["invalid_fields"])
+    bogus = api.ask(question, home=tmp_path / "home", confidence_threshold=0.0,
+                    collected_data={"record_keeper": "Bogus Air"})
+    assert "record_keeper" in bogus["invalid_fields"], bogus["invalid_fields"]
+
+
+def test_an_answer_settles_on_its_article_only_where_the_article_ranking_clearly_leads_with_it(tmp_path) -> None:
+    """An answer from an article the ranking barely prefers may be a neighbour's ("can I add my kitten to
+    my policy?" answered from a wellness add-on): asking for its data would be asking in vain (review)."""
+    from citewise.config import Context
+    from citewise.engine.pipeline import open_snapshot
+    from citewise.engine.records import ArticleCandidate, Relevance, Resolution
+    from citewise.engine.resolve import SETTLE_MARGIN, answering_article
+
+    kb = open_snapshot(Context(home=str(northwind_home(tmp_path, fields=True))))
+
+    def led(runner_up: float | None, lead: str | None = "guide.md", cited: set[str] | None = None):
+        ranked = [ArticleCandidate("northwind-loan", "Loans", 1.0)]
+        ranked += [ArticleCandidate("other", "Other", runner_up)] if runner_up is not None else []
+        resolution = Resolution(covered=False, relevance=Relevance(0.8, 0.6, 0.7, 1.0), candidates=ranked,
+                                lead_document=lead)
+        return answering_article(kb, resolution, {"northwind-loan"} if cited is None else cited)
+
+    settled = led(None)
+    assert settled is not None and settled.article_id == "northwind-loan" and settled.missing == ["vested_balance"]
+    assert led(SETTLE_MARGIN - 0.05) is not None
+    assert led(SETTLE_MARGIN + 0.05) is None  # the ranking barely prefers it
+    assert led(None, lead=None) is None  # no plain document led: nothing to settle
+    assert led(None, cited={"northwind-loan", "guide.md"}) is None  # not one article's answer
 
 
 def test_which_data_to_collect_comes_from_an_article_even_when_a_guide_leads_the_search(tmp_path) -> None:
