@@ -450,22 +450,18 @@ def article_the_data_fits(kb: KnowledgeBase, tied: list[str], collected: dict[st
 
 
 def conflicting_articles(ranked: list[ArticleCandidate], metadata: dict[str, dict[str, Any]]) -> list[str]:
-    """Articles that claim exactly the best one's facets (same topic, record keeper, plan type), rank close to
-    it and name the same subject in their titles: two articles governing one inquiry may contradict each
-    other, so neither is trusted to bind the answer with its rules, and the answer goes to review. A topic is
-    often a category ("loyalty"): "When Horizons points expire" and "Matching another airline's status to
-    Horizons" share it and are two procedures, not two versions of one."""
+    """Articles that claim exactly the best one's facets (same topic, record keeper, plan type) and rank
+    close to it: two articles governing one inquiry may contradict each other, so neither is trusted
+    to bind the answer with its rules, and the answer goes to review."""
     if len(ranked) < 2:
         return []
     best = ranked[0]
     best_md = metadata.get(best.article_id, {})
     if not best_md.get("topic"):
         return []
-    facet_words = {t for f in FACETS for t in term_set(str(best_md.get(f) or ""))}
-    own = term_set(best.title) - facet_words  # (a provider's name says nothing of the subject)
-    return [c.article_id for c in ranked[1:] if c.score >= PARALLEL_MARGIN * best.score
-            and all(metadata.get(c.article_id, {}).get(f) == best_md.get(f) for f in FACETS)
-            and (own & (other := term_set(c.title) - facet_words) or not (own or other))]
+    same = [c.article_id for c in ranked[1:] if c.score >= PARALLEL_MARGIN * best.score
+            and all(metadata.get(c.article_id, {}).get(f) == best_md.get(f) for f in FACETS)]
+    return same
 
 
 def article_confidence(ranked: list[ArticleCandidate], relevance: float, tied: bool = False,

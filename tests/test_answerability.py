@@ -1774,38 +1774,3 @@ def test_an_acronym_s_long_form_never_answers_for_the_claim(tmp_path) -> None:
                      confidence_threshold=0.0)  # routing off: under test is whether the answer states a price
     assert answer["decision"] == "uncertain", answer["response"]["text"]
     assert "the amount" in answer["response"]["text"]
-
-
-def test_two_articles_conflict_when_they_claim_one_subject_not_merely_one_category(tmp_path) -> None:
-    """Articles with the same record keeper, plan type and topic that rank close may be two versions of one
-    procedure: the answer says so and goes to review, and binds to neither's rules. A topic is often a
-    category, though: two loyalty procedures of one programme are not a conflict, and the question about
-    one of them is answered by it alone, asking only for its data (travel KB: a points-expiry question had
-    asked for the status-match article's five fields and carried the conflict note)."""
-    from citewise import api
-
-    def article(slug: str, title: str, rule: str, field: str = "") -> str:
-        return (f"---\nid: {slug}\ntitle: {title}\nrecord_keeper: Wrenly Air\nplan_type: Skyclub\ntopic: loyalty\n"
-                f"---\n## Business rules\n- {rule}\n" + (f"## Required data\n- {field}\n" if field else ""))
-
-    two = {"expiry.md": article("wrenly-points-expiry", "When Wrenly Skyclub points expire",
-                                "Skyclub points expire 36 months after the month they were earned."),
-           "match.md": article("wrenly-status-match", "Matching another airline's status to Wrenly Skyclub",
-                               "A status match needs a statement from the other airline that is under 3 months old.",
-                               "Other airline (text, required, participant): The programme matched. Why: sets the "
-                               "tier.")}
-    (tmp_path / "a").mkdir()
-    home = ingested_kb(tmp_path / "a", {**two, "expiry-old.md": article(
-        "wrenly-points-expiry-2024", "Wrenly Skyclub points expiry (2024 rules)",
-        "Skyclub points expire 24 months after the month they were earned.")})
-    out = api.ask("When do Wrenly Skyclub points expire?", home=home, confidence_threshold=0.0)
-    conflicts = out["metadata"]["required_data"]["conflicts"]
-    assert set(conflicts) <= {"wrenly-points-expiry", "wrenly-points-expiry-2024"}, conflicts
-    assert conflicts and out["needs_review"] and "may disagree" in out["response"]["text"]  # two versions of one
-    assert "other_airline" not in out["missing_fields"], out["missing_fields"]
-    (tmp_path / "b").mkdir()
-    out = api.ask("When do Wrenly Skyclub points expire?", home=ingested_kb(tmp_path / "b", two),
-                  confidence_threshold=0.0)
-    assert out["metadata"]["required_data"]["conflicts"] == [] and not out["needs_review"]
-    assert out["decision"] == "can_proceed" and out["missing_fields"] == [], out["missing_fields"]
-    assert "36 months" in out["response"]["text"]
