@@ -155,7 +155,7 @@ FILLER_WORDS = {"duration": frozenset(terms("take takes taking took last lasts p
 _MONEY = frozenset(terms("cost costs charge charges charged price prices pay pays paid fee fees rate rates"))
 FAMILY_WORDS = {"amount": _MONEY, "percent": _MONEY}
 # The words that only ask: never echoed back as a subject the knowledge base lacks.
-ASKING_WORDS = frozenset(terms("how much many long soon fast quickly often what which when where who whom why whether"))
+ASKING_WORDS = frozenset(terms("how much many long soon quickly often what which when where who whom why whether"))
 
 
 @dataclass
@@ -178,18 +178,11 @@ _HOURS_QUESTION = re.compile(
     re.IGNORECASE)
 
 
-# "How much of a deposit is available...": a share, given as a percentage or as the sum it comes to
-_PORTION_QUESTION = re.compile(r"\bhow much of\b", re.IGNORECASE)
-
-
 def accepted_types(question: str, qtype: str) -> set[str]:
-    """The sentence types that answer a question of this type (opening hours for a "when... open" question,
-    an amount for "how much of...")."""
+    """The sentence types that answer a question of this type (opening hours for a "when... open" question)."""
     accepted = set(ACCEPTS.get(qtype, set()))
     if qtype == "date" and _HOURS_QUESTION.search(question):
         accepted.add("clock")
-    if qtype == "percent" and _PORTION_QUESTION.search(question):
-        accepted.add("amount")
     return accepted
 
 
