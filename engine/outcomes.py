@@ -57,9 +57,9 @@ def render_text(sections: list[Section]) -> str:
 
 def resolution_output(resolution: Resolution) -> dict[str, Any]:
     """article_reference, required_fields, missing_fields and invalid_fields of a resolved inquiry."""
-    if not resolution.covered or resolution.article_id is None:
+    if not resolution.covered or resolution.article_id is None:  # (a provider the KB does not know is still said)
         return {"article_reference": None, "required_fields": dict(EMPTY_FIELDS), "missing_fields": [],
-                "invalid_fields": {}}
+                "invalid_fields": dict(resolution.invalid)}
     return {"article_reference": {"article_id": resolution.article_id, "title": display_text(resolution.title),
                                   "confidence": resolution.confidence, "alternatives": resolution.alternatives},
             "required_fields": output_fields(resolution), "missing_fields": list(resolution.missing),
