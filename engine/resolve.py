@@ -11,6 +11,7 @@ article states none, no article governs: the question is about them, and they an
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from difflib import SequenceMatcher
 from typing import Any
@@ -268,6 +269,9 @@ def plain_far_ahead(hits: list[Any], structured: set[str], gap: float = PLAIN_GA
             and best_article is not None and best_article < gap * hits[0].score)
 
 
+_DIGIT_RUN = re.compile(r"\d(?:[\d \t./-]*\d){4,}")  # five digits or more, however grouped
+
+
 def chosen_facets(kb: KnowledgeBase, collected: dict[str, Any],
                   access: dict[str, Any] | None = None) -> tuple[dict[str, str], dict[str, str]]:
     """Facet values given as collected data ('record_keeper': 'contoso retirement'), matched to the KB's
@@ -280,8 +284,9 @@ def chosen_facets(kb: KnowledgeBase, collected: dict[str, Any],
         if raw is None:
             continue
         match = match_choice(str(raw), known.get(facet, []))
-        if match is None:
-            invalid[facet] = f"{raw!r} is not a known {facet.replace('_', ' ')}"
+        if match is None:  # said back with any run of digits withheld: no provider is named by one, an SSN can be
+            echo = _DIGIT_RUN.sub("[NUMBER]", str(raw))
+            invalid[facet] = f"{echo!r} is not a known {facet.replace('_', ' ')}"
         else:
             chosen[facet] = match
     return chosen, invalid

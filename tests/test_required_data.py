@@ -54,6 +54,17 @@ def test_invalid_values_count_as_missing_with_a_reason(kb_home: Path) -> None:
     assert "not a known record keeper" in out["invalid_fields"]["record_keeper"]
 
 
+def test_an_unknown_record_keeper_is_said_back_without_its_digits(kb_home: Path) -> None:
+    """A number in the record keeper's place may be an SSN typed in the wrong box, and a bare one is not
+    masked as personal data (figures are not): the reason names the value without its digits."""
+    for given in (123456789, "123456789", "Acme 4111 1111 1111 1111"):
+        out = api.ask("What data do we need before processing an Acme 401(k) loan?", home=kb_home,
+                      mode="required_data", collected_data={"record_keeper": given})
+        reason = out["invalid_fields"]["record_keeper"]
+        assert "not a known record keeper" in reason and "[NUMBER]" in reason, reason
+        assert not any(run in reason for run in ("1234", "4111")), reason
+
+
 def test_dates_may_be_given_as_date_objects(kb_home: Path) -> None:
     """A Python caller's date (or YAML's unquoted 2026-03-31) is a date, not a refused type."""
     given = {**ACME_ROLLOVER, "separation_date": date(2026, 3, 31), "date_of_birth": datetime(1960, 5, 1, 9, 30)}
