@@ -165,6 +165,17 @@ def masked(text: str, public: bool = False) -> str:
     return mask_pii(text, public)[0]
 
 
+# A bare run of 7 to 11 digits: too short for a card, no SSN without its dashes or its label, so the patterns
+# above keep it (a figure is not personal data). Said back as a value that was refused, it is more likely an
+# SSN, phone or account number typed in the wrong field than a figure: no date, amount or yes/no has one.
+_BARE_RUN = re.compile(r"(?<![\d.,])\d{7,11}(?!\d|[.,]\d)")
+
+
+def refused_value_masked(text: str) -> str:
+    """A reason that quotes a refused value, masked as an answer is, and without a bare long digit run."""
+    return _BARE_RUN.sub("[NUMBER]", masked(text))
+
+
 SENSITIVE_PLACEHOLDER = "[provided]"  # a sensitive field's value after validation: given, never echoed
 
 

@@ -33,7 +33,7 @@ from .answerability import (
     with_compounds,
 )
 from .facets import asked_providers, combine_filters, facet_clause, filter_keys, is_universal, universal_values
-from .privacy import SENSITIVE_PLACEHOLDER, masked
+from .privacy import SENSITIVE_PLACEHOLDER, masked, refused_value_masked
 from .records import ArticleCandidate, FieldSpec, Inquiry, Resolution
 from .score import relevant
 from .search import search
@@ -579,7 +579,7 @@ def check_collected(fields: list[FieldSpec], collected: dict[str, Any], choices:
         if ok:
             accepted[f.key] = value
         else:
-            invalid[f.key] = "the value given is not valid" if f.sensitive else masked(reason)
+            invalid[f.key] = "the value given is not valid" if f.sensitive else refused_value_masked(reason)
             if f.required:
                 missing.append(f.key)
     return list(dict.fromkeys(missing)), invalid, accepted

@@ -65,6 +65,19 @@ def test_an_unknown_record_keeper_is_said_back_without_its_digits(kb_home: Path)
         assert not any(run in reason for run in ("1234", "4111")), reason
 
 
+def test_a_refused_value_is_said_back_without_a_bare_long_number(kb_home: Path) -> None:
+    """A nine-digit number in a date field is likelier an SSN than a date: the reason names the field's
+    type, not the number; a malformed date of its own shape is still quoted, to be seen and mended."""
+    for given in (123456789, "123456789", "5551234567"):
+        out = api.ask("How do I roll over my Acme 401(k)?", home=kb_home, mode="required_data",
+                      collected_data={**ACME_ROLLOVER, "separation_date": given})
+        reason = out["invalid_fields"]["separation_date"]
+        assert "not a date" in reason and "[NUMBER]" in reason and str(given)[:5] not in reason, reason
+    out = api.ask("How do I roll over my Acme 401(k)?", home=kb_home, mode="required_data",
+                  collected_data={**ACME_ROLLOVER, "separation_date": "2026-13-45"})
+    assert "'2026-13-45' is not a date" in out["invalid_fields"]["separation_date"]
+
+
 def test_dates_may_be_given_as_date_objects(kb_home: Path) -> None:
     """A Python caller's date (or YAML's unquoted 2026-03-31) is a date, not a refused type."""
     given = {**ACME_ROLLOVER, "separation_date": date(2026, 3, 31), "date_of_birth": datetime(1960, 5, 1, 9, 30)}
