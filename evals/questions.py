@@ -58,6 +58,7 @@ SETS = {
     "tenancy": EvalSet("tenancy", ROOT / "examples" / "questions-tenancy.yaml", ROOT / "examples" / "kb-tenancy"),
     "banking": EvalSet("banking", ROOT / "examples" / "questions-banking.yaml", ROOT / "examples" / "kb-banking"),
     "rental": EvalSet("rental", ROOT / "examples" / "questions-rental.yaml", ROOT / "examples" / "kb-rental"),
+    "parcels": EvalSet("parcels", ROOT / "examples" / "questions-parcels.yaml", ROOT / "examples" / "kb-parcels"),
 }
 
 

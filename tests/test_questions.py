@@ -126,7 +126,7 @@ def test_judge_checks_an_artifact_by_its_markdown_and_headings() -> None:
                                                   ("aid", 0.52, 0.70), ("pets", 0.69, 0.85),
                                                   ("utilities", 0.62, 0.85), ("travel", 0.50, 0.85),
                                                   ("tenancy", 0.69, 0.88), ("banking", 0.62, 0.85),
-                                                  ("rental", 0.69, 0.85)])
+                                                  ("rental", 0.69, 0.85), ("parcels", 0.50, 0.85)])
 def test_eval_set_test_split(name: str, floor: float, precision: float, tmp_path: Path, record_property) -> None:
     eval_set = SETS[name]
     home = prepared_home(eval_set, tmp_path)
