@@ -114,7 +114,9 @@ SENTENCE_TYPES: dict[str, re.Pattern[str]] = {t: re.compile(p, re.IGNORECASE) fo
             r"\b\d{1,2}(st|nd|rd|th) (of|day of) (the|each|every) month\b",
     # opening hours: a clock time or the days of the week (what answers "when are the lines open", see
     # accepted_types; "when do I have to file" is not answered by "reviewed on weekdays")
-    "clock": r"\b\d{1,2}(:\d\d)?\s?(a\.m\.|p\.m\.|am\b|pm\b)|\b(noon|midnight)\b|\b24/7\b|"
+    # (a 24-hour time too, "09:00 to 17:00": most of the world writes opening hours that way)
+    "clock": r"\b\d{1,2}(:\d\d)?\s?(a\.m\.|p\.m\.|am\b|pm\b)|(?<!:)\b([01]?\d|2[0-3]):[0-5]\d\b(?!:)|"
+             r"\b(noon|midnight)\b|\b24/7\b|"
              r"\b(mon|tues|wednes|thurs|fri|satur|sun)days?\b|\b(weekdays|weekends)\b",
     "duration": r"\b\d+(\.\d+)?\s*(to \d+\s*)?(business |calendar )?(hours?|days?|weeks?|months?|years?|pay periods?|"
                 r"minutes?)\b|\b(one|two|three|four|five|six|seven|ten|twelve) (business )?(days?|weeks?|months?|"
@@ -169,9 +171,12 @@ class Answerability:
         return not self.missing
 
 
-# "When are the phone lines open", "when does the pharmacy close": a question about opening hours.
+# "When are the phone lines open", "when does the pharmacy close", "what time is customer service open on
+# Saturdays": a question about opening hours; "what time" asks for a clock time whatever it is about.
 _HOURS_QUESTION = re.compile(
-    r"\b(phones?|lines?|office|offices|stores?|shops?|branch|branches|desks?|support|cent(er|re)s?|helpline|hotline|"
+    r"\bwhat time\b|"
+    r"\b(phones?|lines?|office|offices|stores?|shops?|branch|branches|desks?|support|services?|teams?|cent(er|re)s?|"
+    r"helpline|hotline|"
     r"counters?|chat|you|they|it|we)\b[^.?!]{0,30}(?<!\bbe )(?<!\bbeen )\b(open|opens|close|closes|closed|staffed)\b"
     r"(?!\s+(my|the|your|this|that|our|his|her|their|an?)\b)|"
     r"\b(opening|business|office|support|phone|service) hours\b|\bhours of (operation|business|service)\b",

@@ -259,6 +259,15 @@ def test_a_when_question_is_answered_by_a_clock_time_or_the_days_of_the_week() -
     assert assess("When does the support desk close?", ["The desk closes at 6 p.m."], "", set()).ok
     assert not assess("When will you close my account?", ["Accounts close on weekdays."], "", set()).ok
     assert assess("When are you open?", ["We are open 9 a.m. to 5 p.m."], "", set()).ok
+    # a 24-hour time is a clock time, and "what time" asks for one whatever it is about (an FAQ page's hours)
+    hours = ["Customer service is open from 08:00 to 20:00, and from 09:00 to 17:00 at weekends."]
+    assert assess("When is customer service open?", hours, "", set()).ok
+    assert assess("What time is customer service open on Saturdays?", hours, "", set()).ok
+    assert assess("What time is the cut-off for next-day delivery?", ["Orders placed by 14:30 ship the same day."],
+                  "", set()).ok
+    assert not assess("What time is the cut-off for next-day delivery?", ["Next-day orders are packed at our hub."],
+                      "", set()).ok
+    assert not assess("When is the cut-off?", ["The call was logged at 00:01:23."], "", set()).ok  # a time stamp
 
 
 def test_a_noun_is_answered_by_its_verb() -> None:
