@@ -63,6 +63,7 @@ ANSWER_TYPES = ANSWER_SOURCES - {"steps"}  # steps are listed as steps, not as a
 MAX_COMPONENTS, MAX_STEPS, MAX_WARNINGS = 4, 12, 5
 MAX_CONDITIONS = 6  # an eligibility list this short is given whole (see whole_conditions); not fitted
 TYPE_BONUS = 0.20  # chosen on the dev split of the eval sets
+EXAMPLE_SENTENCES = 3  # a worked example's paragraph quoted whole has at most this many sentences
 EXACT_BONUS = 0.15  # a sentence in the question's own terms (its unit, a deadline); chosen on dev
 BAND_BONUS = TYPE_BONUS  # a sentence stating the band the question's quantity falls in: as telling as its type
 # A sentence with the caller's figures (two of them, or the only one: a rent and a day): as telling as its type
@@ -155,6 +156,13 @@ def _units(chunk: ContextChunk) -> list[tuple[str, str]]:
                 quote = f"{question} {answer}"
                 out.append((quote, quote if answerable_unit(quote) else answer))  # (a long question: its answer)
             continue
+        if chunk.chunk_type == "examples" and (whole := _example_paragraph(items, i, chunk.text)):
+            # A worked example told in a short paragraph ("A £120 lamp ... arrives cracked. It is concealed
+            # damage reported on day 4, so the claim is in time. Without Shield, up to £75 can be paid.") is
+            # one answer: its set-up alone states no outcome, its outcome alone no case.
+            out.append((whole[0], whole[0]))
+            i = whole[1]
+            continue
         if (chunk.chunk_type == "examples" and i + 1 < len(items) and not sentence_types(item)
                 and sentence_types(items[i + 1]) and not items[i + 1].endswith("?")
                 and answerable_unit(f"{item} {items[i + 1]}") and _one_paragraph(chunk.text, item, items[i + 1])):
@@ -169,6 +177,21 @@ def _units(chunk: ContextChunk) -> list[tuple[str, str]]:
             out.append((item, item))
         i += 1
     return out
+
+
+def _example_paragraph(items: list[str], i: int, text: str) -> tuple[str, int] | None:
+    """The paragraph of prose that items[i] opens, whole, with the index after it, when it has two or three
+    sentences (a longer one tells more than one case), asks nothing, and is short enough to quote as one
+    statement; else None."""
+    j = i
+    while j + 1 < len(items) and not items[j + 1].endswith("?") and _one_paragraph(text, items[j], items[j + 1]):
+        j += 1
+    if j == i or j - i >= EXAMPLE_SENTENCES or (j + 1 < len(items) and _one_paragraph(text, items[j], items[j + 1])):
+        return None
+    if i > 0 and _one_paragraph(text, items[i - 1], items[i]):
+        return None  # not where its paragraph starts
+    whole = " ".join(items[i:j + 1])
+    return (whole, j + 1) if answerable_unit(whole) else None
 
 
 def _one_paragraph(text: str, first: str, second: str) -> bool:

@@ -1030,6 +1030,12 @@ def test_a_worked_example_s_set_up_is_answered_with_its_outcome(tmp_path) -> Non
                "the correction is free.")
     assert units(wrapped) == ['A ticket was booked for Jonh Smyth and the passport says "John Smith". Three letters '
                               "differ: the correction is free."], units(wrapped)
+    # a set-up with figures of its own states no outcome either: an example's short paragraph is one answer
+    # (parcels: "up to £75" was left out of an answer that quoted the £120 lamp's set-up)
+    lamp = ("A £120 lamp sent on Priority arrives in a box that looks intact, but the base is cracked. It is "
+            "concealed damage reported on day 4, so the claim is in time. Without Shield, up to £75 can be paid.")
+    assert units(lamp) == [lamp], units(lamp)
+    assert len(units(lamp + "\n\nA £40 vase arrives broken in a crushed box. Visible damage needs a report.")) == 2
 
 
 def test_an_faq_entry_is_quoted_with_its_question_and_its_set_up_is_never_a_fact() -> None:
