@@ -141,22 +141,60 @@ def _faq(items: list[str], i: int, text: str) -> tuple[str | None, str | None, i
     return question, answer, k
 
 
+# What a call says that is no fact of the knowledge base: a greeting, thanks, "how can I help?", "okay" (a
+# speaker's label may open it); a short acknowledgement ("Great, it's only about four kilos.") included.
+_PLEASANTRY = re.compile(
+    r"(?:[A-Z][\w.'’ -]{0,30}:\s+)?(?:(?:hi|hello|hey|okay|ok|great|perfect|sure|right|lovely|brilliant|no problem|"
+    r"you're welcome|you’re welcome|bye|goodbye)\b[^.?!]{0,30}|good (?:morning|afternoon|evening)\b[^.?!]*|"
+    r"(?:thanks|thank you)(?: (?:so|very) much)?"
+    r"(?: for (?:calling|contacting|holding|waiting|choosing|using|your \w+)\b[^.?!]*)?|"
+    r"how (?:can|may) i help(?: you)?(?: today)?|is there anything else[^.?!]*|have a (?:good|great|nice|lovely) \w+)"
+    r"[.?!]*", re.IGNORECASE)
+
+
+# Who calls in, by the labels transcripts give them (the other party, an agent or a named adviser, answers)
+CALLER_ROLES = frozenset({"customer", "caller", "client", "member", "participant", "tenant", "passenger", "renter",
+                          "patient", "student", "guest", "policyholder", "homeowner", "cardholder", "consumer",
+                          "applicant", "borrower", "traveller", "traveler", "user"})
+_LABEL = re.compile(r"([A-Za-z][\w.'’ -]{0,30}):\s")
+
+
+def _callers_sentences(text: str) -> set[str]:
+    """The sentences of the turns a caller speaks (a turn per paragraph, as _turns leaves them)."""
+    out: set[str] = set()
+    for turn in text.split("\n\n"):
+        label = _LABEL.match(turn.strip())
+        if label and label.group(1).strip().lower() in CALLER_ROLES:
+            out.update(_marked_items(turn))
+    return out
+
+
+def _turns(text: str) -> str:
+    """A transcript's speaker turns (one per line, "Agent: ...") as paragraphs: a sentence never runs from
+    one speaker's turn into the next one's, and a question is answered within the next turn."""
+    return re.sub(r"\n(?=\S)", "\n\n", text)
+
+
 def _units(chunk: ContextChunk) -> list[tuple[str, str]]:
     """(text to score, text to output) pairs; an FAQ entry is scored and quoted as its question with its
     answer: "No, only from the age of 16" or "Either a credit or a partial refund" answer a question the
-    reader would otherwise never see."""
-    items = _marked_items(chunk.text)
+    reader would otherwise never see. A call transcript's turns are read as paragraphs, without its
+    pleasantries (see _turns)."""
+    call = chunk.metadata.get("source_type") == "transcript"
+    text = _turns(chunk.text) if call else chunk.text
+    items = [x for x in _marked_items(text) if not (call and _PLEASANTRY.fullmatch(x))]
+    callers = _callers_sentences(text) if call else set()
     out: list[tuple[str, str]] = []
     i = 0
     while i < len(items):
         item = FAQ_MARK.sub("", items[i]).strip()
         if _opens_question(items[i]) or (item.endswith("?") and i + 1 < len(items)):
-            question, answer, i = _faq(items, i, chunk.text)
+            question, answer, i = _faq(items, i, text)
             if question is not None and answer is not None:
                 quote = f"{question} {answer}"
                 out.append((quote, quote if answerable_unit(quote) else answer))  # (a long question: its answer)
             continue
-        if chunk.chunk_type == "examples" and (whole := _example_paragraph(items, i, chunk.text)):
+        if chunk.chunk_type == "examples" and (whole := _example_paragraph(items, i, text)):
             # A worked example told in a short paragraph ("A £120 lamp ... arrives cracked. It is concealed
             # damage reported on day 4, so the claim is in time. Without Shield, up to £75 can be paid.") is
             # one answer: its set-up alone states no outcome, its outcome alone no case.
@@ -165,7 +203,7 @@ def _units(chunk: ContextChunk) -> list[tuple[str, str]]:
             continue
         if (chunk.chunk_type == "examples" and i + 1 < len(items) and not sentence_types(item)
                 and sentence_types(items[i + 1]) and not items[i + 1].endswith("?")
-                and answerable_unit(f"{item} {items[i + 1]}") and _one_paragraph(chunk.text, item, items[i + 1])):
+                and answerable_unit(f"{item} {items[i + 1]}") and _one_paragraph(text, item, items[i + 1])):
             # A worked example's set-up ("A ticket was booked for 'Jonh Smyth'...") states no outcome: what
             # it comes to is the next sentence of its paragraph, when that states one (a figure, "free"),
             # and the two are one answer. A list's items are examples of their own.
@@ -176,7 +214,9 @@ def _units(chunk: ContextChunk) -> list[tuple[str, str]]:
         if not item.endswith("?"):
             out.append((item, item))
         i += 1
-    return out
+    # what the caller says is their case, not the knowledge base's: quoted only as the question an answer
+    # follows ("Can your driver take it away? Agent: I'm afraid our drivers can't ...")
+    return [(st, o) for st, o in out if not any(o == c or o.endswith(f" {c}") for c in callers)]
 
 
 def _example_paragraph(items: list[str], i: int, text: str) -> tuple[str, int] | None:

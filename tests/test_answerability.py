@@ -1038,6 +1038,36 @@ def test_a_worked_example_s_set_up_is_answered_with_its_outcome(tmp_path) -> Non
     assert len(units(lamp + "\n\nA £40 vase arrives broken in a crushed box. Visible damage needs a report.")) == 2
 
 
+def test_a_call_transcript_is_quoted_by_turns_without_pleasantries_or_the_caller_s_own_case() -> None:
+    """A call's lines are speaker turns: a sentence never runs from one into the next ("How can I help?
+    Customer: Hi. A parcel's ..."), a greeting or thanks is no fact, and what the caller says is their case,
+    quoted only as the question the agent's answer follows (parcels: "Thanks for calling Brackenmoor Parcel."
+    and the caller's own story were an answer's claims)."""
+    from citewise.engine.extractive import _units
+    from citewise.engine.records import ContextChunk
+
+    call = ("Agent: Good afternoon, you're through to Brackenmoor Parcel, Dana speaking. How can I help?\n"
+            "Customer: Hi. A parcel's being delivered to me tomorrow, and I need to send a box back. Can your "
+            "driver just take it away when they come?\n"
+            "Agent: I'm afraid our drivers can't take parcels away on a delivery round. Which service was it?\n"
+            "Customer: It was the Next Day service from the shop.\n"
+            "Agent: A home collection costs £4.20 and needs 24 hours' notice.\n"
+            "Customer: Great, thanks. Can we do Thursday?\n"
+            "Agent: Thanks for calling Brackenmoor Parcel.")
+
+    def units(text: str, source_type: str) -> list[str]:
+        chunk = ContextChunk("C1", "c#0", "call.vtt", "call", "content", "medium", text,
+                             metadata={"source_type": source_type})
+        return [out for _, out in _units(chunk)]
+
+    assert units(call, "transcript") == [
+        "Can your driver just take it away when they come? Agent: I'm afraid our drivers can't take parcels "
+        "away on a delivery round.", "Agent: A home collection costs £4.20 and needs 24 hours' notice."]
+    # an article's lines are no turns, and its thanks may be a rule
+    assert "Thank you letters are sent within 5 days." in units("Thank you letters are sent within 5 days.",
+                                                                "markdown")
+
+
 def test_an_faq_entry_is_quoted_with_its_question_and_its_set_up_is_never_a_fact() -> None:
     """"My niece is 15." opens an FAQ question: quoted alone it would read as a fact of the knowledge base,
     and "No. At 15 and 16 the escort is optional." answers a question the reader never saw. Each entry is
