@@ -90,6 +90,13 @@ _MONTH_IN_TEXT = (r"\b(january|february|march|april|june|july|august|september|o
 _SYMBOLS = f"[{re.escape(CURRENCY_SYMBOLS)}]"
 _CODES = "|".join(CURRENCY_CODES)
 _MONEY_AFTER = rf"dollars|{_CODES}|€|euros?|pounds|yen|rupees?|kronor|krona|kroner|francs?|pesos?|rand|zloty"
+# A time of day: "9 a.m.", "noon", or a 24-hour time (most of the world writes opening hours that way) where it
+# reads as one, after "at", "from", "by", "until", "between"... or in a range ("08:00-20:00"); not a hold time
+# of "4:30", a verse "3:16", a ratio "1:20" or a time stamp "00:01:23".
+_H24 = r"([01]?\d|2[0-3]):[0-5]\d"
+_TIME_OF_DAY = (r"\b\d{1,2}(:\d\d)?\s?(a\.m\.|p\.m\.|am\b|pm\b)|\b(noon|midnight)\b|"
+                rf"\b(at|from|until|till|by|before|after|between|and|to|opens?|closes?)\s+{_H24}\b(?!:)|"
+                rf"(?<![:\d]){_H24}\s?[-\u2013]\s?{_H24}\b(?!:)")
 SENTENCE_TYPES: dict[str, re.Pattern[str]] = {t: re.compile(p, re.IGNORECASE) for t, p in {
     "amount": rf"{_SYMBOLS}\s?\d|\b({_CODES})\s?\d|"
               r"\b(price|fee|cost|charge)s?( \([a-z$£€]{1,4}\)\s*:\s*\d|\s*:\s*\d{2,})"
@@ -112,12 +119,11 @@ SENTENCE_TYPES: dict[str, re.Pattern[str]] = {t: re.compile(p, re.IGNORECASE) fo
             r"\b(on|by|before|after|until|from) the \d{1,2}(st|nd|rd|th)\b(?!\s+(?!(of|and|or|at|to|through|until|"
             r"each|every|if|when|is|are|will|must|unless|business|working|calendar|days?)\b)[a-z])|"
             r"\b\d{1,2}(st|nd|rd|th) (of|day of) (the|each|every) month\b",
-    # opening hours: a clock time or the days of the week (what answers "when are the lines open", see
+    # a time of day: what answers "what time is the cut-off?" (see accepted_types)
+    "time": _TIME_OF_DAY,
+    # opening hours: a time of day or the days of the week (what answers "when are the lines open", see
     # accepted_types; "when do I have to file" is not answered by "reviewed on weekdays")
-    # (a 24-hour time too, "09:00 to 17:00": most of the world writes opening hours that way)
-    "clock": r"\b\d{1,2}(:\d\d)?\s?(a\.m\.|p\.m\.|am\b|pm\b)|(?<!:)\b([01]?\d|2[0-3]):[0-5]\d\b(?!:)|"
-             r"\b(noon|midnight)\b|\b24/7\b|"
-             r"\b(mon|tues|wednes|thurs|fri|satur|sun)days?\b|\b(weekdays|weekends)\b",
+    "clock": _TIME_OF_DAY + r"|\b24/7\b|\b(mon|tues|wednes|thurs|fri|satur|sun)days?\b|\b(weekdays|weekends)\b",
     "duration": r"\b\d+(\.\d+)?\s*(to \d+\s*)?(business |calendar )?(hours?|days?|weeks?|months?|years?|pay periods?|"
                 r"minutes?)\b|\b(one|two|three|four|five|six|seven|ten|twelve) (business )?(days?|weeks?|months?|"
                 r"years?)\b|\bimmediately\b|\bsame day\b",
@@ -171,11 +177,10 @@ class Answerability:
         return not self.missing
 
 
-# "When are the phone lines open", "when does the pharmacy close", "what time is customer service open on
-# Saturdays": a question about opening hours; "what time" asks for a clock time whatever it is about.
+# "When are the phone lines open", "when does the pharmacy close", "when is customer service open": a question
+# about opening hours.
 _HOURS_QUESTION = re.compile(
-    r"\bwhat time\b|"
-    r"\b(phones?|lines?|office|offices|stores?|shops?|branch|branches|desks?|support|services?|teams?|cent(er|re)s?|"
+    r"\b(phones?|lines?|office|offices|stores?|shops?|branch|branches|desks?|support|services?|cent(er|re)s?|"
     r"helpline|hotline|"
     r"counters?|chat|you|they|it|we)\b[^.?!]{0,30}(?<!\bbe )(?<!\bbeen )\b(open|opens|close|closes|closed|staffed)\b"
     r"(?!\s+(my|the|your|this|that|our|his|her|their|an?)\b)|"
@@ -188,7 +193,14 @@ def accepted_types(question: str, qtype: str) -> set[str]:
     accepted = set(ACCEPTS.get(qtype, set()))
     if qtype == "date" and _HOURS_QUESTION.search(question):
         accepted.add("clock")
+    if qtype == "date" and _TIME_ASK.search(question):
+        accepted.add("time")
     return accepted
+
+
+# "What time is the cut-off?", "by what time": a time of day is asked for, whatever it is about (not "what time
+# period", "what time limit")
+_TIME_ASK = re.compile(r"\bwhat time\b(?!\s+(periods?|frames?|limits?|windows?|spans?|zones?)\b)", re.IGNORECASE)
 
 
 # The words of a question about a price ("does it charge a fee", "how much does it cost"), not a sum that

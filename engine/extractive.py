@@ -141,15 +141,34 @@ def _faq(items: list[str], i: int, text: str) -> tuple[str | None, str | None, i
     return question, answer, k
 
 
-# What a call says that is no fact of the knowledge base: a greeting, thanks, "how can I help?", "okay" (a
-# speaker's label may open it); a short acknowledgement ("Great, it's only about four kilos.") included.
+# What a call says that is no fact of the knowledge base, a whole sentence of it (a speaker's label may open
+# it): a greeting ("Good afternoon, you're through to Brackenmoor Parcel, Dana speaking."), thanks ("Thanks
+# for calling Brackenmoor Parcel."), "How can I help?", an acknowledgement of a few words ("Okay.", "Great,
+# thanks."). Not one that goes on to say something ("Okay, it's up to £25 without cover.", "Good morning,
+# our lines are open 8am to 8pm.", "Thanks for calling, returns are free within 30 days.").
+_WORDS = r"(?:,?\s+[\w'’&-]+)"
 _PLEASANTRY = re.compile(
-    r"(?:[A-Z][\w.'’ -]{0,30}:\s+)?(?:(?:hi|hello|hey|okay|ok|great|perfect|sure|right|lovely|brilliant|no problem|"
-    r"you're welcome|you’re welcome|bye|goodbye)\b[^.?!]{0,30}|good (?:morning|afternoon|evening)\b[^.?!]*|"
-    r"(?:thanks|thank you)(?: (?:so|very) much)?"
-    r"(?: for (?:calling|contacting|holding|waiting|choosing|using|your \w+)\b[^.?!]*)?|"
-    r"how (?:can|may) i help(?: you)?(?: today)?|is there anything else[^.?!]*|have a (?:good|great|nice|lovely) \w+)"
-    r"[.?!]*", re.IGNORECASE)
+    r"(?:[A-Z][\w.'’ -]{0,30}:\s+)?(?:"
+    rf"(?:hi|hello|hey|okay|ok|great|perfect|sure|right|lovely|brilliant|no problem|you're welcome|you’re welcome|"
+    rf"bye|goodbye|thanks|thank you)(?: (?:so|very) much)?{_WORDS}{{0,3}}|"
+    rf"good (?:morning|afternoon|evening){_WORDS}{{0,2}}(?:,? (?:you're|you’re|you are) (?:through|speaking) to"
+    rf"{_WORDS}{{1,4}}|,? welcome to{_WORDS}{{1,4}})?(?:,? [\w'’-]+ speaking)?|"
+    rf"(?:thanks|thank you)(?: (?:so|very) much)? for (?:calling|contacting|holding|waiting|choosing|using)"
+    rf"{_WORDS}{{0,4}}|"
+    r"how (?:can|may) i help(?: you)?(?: today)?|is there anything else(?: i can (?:help|do) (?:you )?(?:with|for "
+    r"you))?(?: today)?|have a (?:good|great|nice|lovely) \w+)[.?!]*", re.IGNORECASE)
+
+
+_CONSENT = re.compile(r"(?:[A-Z][\w.'’ -]{0,30}:\s+)?(?:okay|ok|sure|right|great|perfect|lovely|brilliant|"
+                      r"no problem)\b[^.?!]*[.!]*", re.IGNORECASE)
+
+
+def _pleasantries(items: list[str]) -> set[int]:
+    """The items that are pleasantries, but for an acknowledgement that answers a question ("Can I come on
+    Thursday?" "Sure."): that is the answer."""
+    said = {i for i, x in enumerate(items) if _PLEASANTRY.fullmatch(x) and not re.search(r"\d", x)}
+    return {i for i in said
+            if not (i and items[i - 1].endswith("?") and i - 1 not in said and _CONSENT.fullmatch(items[i]))}
 
 
 # Who calls in, by the labels transcripts give them (the other party, an agent or a named adviser, answers)
@@ -159,14 +178,20 @@ CALLER_ROLES = frozenset({"customer", "caller", "client", "member", "participant
 _LABEL = re.compile(r"([A-Za-z][\w.'’ -]{0,30}):\s")
 
 
-def _callers_sentences(text: str) -> set[str]:
-    """The sentences of the turns a caller speaks (a turn per paragraph, as _turns leaves them)."""
-    out: set[str] = set()
+def _call_items(text: str) -> tuple[list[str], set[int]]:
+    """A transcript's units (a turn per paragraph, as _turns leaves them), without its pleasantries, and
+    which of them a caller says (by the turn's label; a named speaker is taken for the agent)."""
+    items: list[str] = []
+    callers: set[int] = set()
     for turn in text.split("\n\n"):
+        said = _marked_items(turn)
         label = _LABEL.match(turn.strip())
         if label and label.group(1).strip().lower() in CALLER_ROLES:
-            out.update(_marked_items(turn))
-    return out
+            callers.update(range(len(items), len(items) + len(said)))
+        items.extend(said)
+    drop = _pleasantries(items)
+    kept = [i for i in range(len(items)) if i not in drop]
+    return [items[i] for i in kept], {n for n, i in enumerate(kept) if i in callers}
 
 
 def _turns(text: str) -> str:
@@ -175,26 +200,29 @@ def _turns(text: str) -> str:
     return re.sub(r"\n(?=\S)", "\n\n", text)
 
 
-def _units(chunk: ContextChunk) -> list[tuple[str, str]]:
+def _units(chunk: ContextChunk, allowed: Callable[[str], bool] | None = None) -> list[tuple[str, str]]:
     """(text to score, text to output) pairs; an FAQ entry is scored and quoted as its question with its
     answer: "No, only from the age of 16" or "Either a credit or a partial refund" answer a question the
     reader would otherwise never see. A call transcript's turns are read as paragraphs, without its
-    pleasantries (see _turns)."""
+    pleasantries (see _turns). `allowed`: whether a text may be quoted (an example's paragraph that may not
+    be is read sentence by sentence)."""
     call = chunk.metadata.get("source_type") == "transcript"
     text = _turns(chunk.text) if call else chunk.text
-    items = [x for x in _marked_items(text) if not (call and _PLEASANTRY.fullmatch(x))]
-    callers = _callers_sentences(text) if call else set()
+    items, callers = _call_items(text) if call else (_marked_items(text), set())
     out: list[tuple[str, str]] = []
     i = 0
     while i < len(items):
         item = FAQ_MARK.sub("", items[i]).strip()
         if _opens_question(items[i]) or (item.endswith("?") and i + 1 < len(items)):
             question, answer, i = _faq(items, i, text)
-            if question is not None and answer is not None:
+            # (what a caller says is their case, not the knowledge base's: quoted only as the question an
+            # agent's answer follows, "Can your driver take it away? Agent: I'm afraid our drivers can't ...")
+            if question is not None and answer is not None and i - 1 not in callers:
                 quote = f"{question} {answer}"
                 out.append((quote, quote if answerable_unit(quote) else answer))  # (a long question: its answer)
             continue
-        if chunk.chunk_type == "examples" and (whole := _example_paragraph(items, i, text)):
+        if (chunk.chunk_type == "examples" and (whole := _example_paragraph(items, i, text))
+                and (allowed is None or allowed(whole[0]))):  # (else its sentences, one by one)
             # A worked example told in a short paragraph ("A £120 lamp ... arrives cracked. It is concealed
             # damage reported on day 4, so the claim is in time. Without Shield, up to £75 can be paid.") is
             # one answer: its set-up alone states no outcome, its outcome alone no case.
@@ -211,12 +239,10 @@ def _units(chunk: ContextChunk) -> list[tuple[str, str]]:
             out.append((pair, pair))
             i += 2
             continue
-        if not item.endswith("?"):
+        if not item.endswith("?") and i not in callers:
             out.append((item, item))
         i += 1
-    # what the caller says is their case, not the knowledge base's: quoted only as the question an answer
-    # follows ("Can your driver take it away? Agent: I'm afraid our drivers can't ...")
-    return [(st, o) for st, o in out if not any(o == c or o.endswith(f" {c}") for c in callers)]
+    return out
 
 
 def _example_paragraph(items: list[str], i: int, text: str) -> tuple[str, int] | None:
@@ -266,7 +292,8 @@ class ExtractiveGenerator:
                     and phrase_said(text, phrases) is None)
 
         units = [(order, score_text, output, c) for order, c in enumerate(chunks) if c.chunk_type in ANSWER_TYPES
-                 for score_text, output in _units(c) if answerable_unit(output) and allowed(output, c.doc_id)]
+                 for score_text, output in _units(c, lambda t, d=c.doc_id: allowed(t, d))
+                 if answerable_unit(output) and allowed(output, c.doc_id)]
         # "The STD benefit is 60% ..." answers a question about the short-term disability benefit: an acronym
         # the context defines counts as its long form. (Not the other way: a question's "PTO" read as "paid
         # time off" would credit every sentence with "part-time" in it.)

@@ -268,6 +268,14 @@ def test_a_when_question_is_answered_by_a_clock_time_or_the_days_of_the_week() -
     assert not assess("What time is the cut-off for next-day delivery?", ["Next-day orders are packed at our hub."],
                       "", set()).ok
     assert not assess("When is the cut-off?", ["The call was logged at 00:01:23."], "", set()).ok  # a time stamp
+    # (the review) a day of the week is no time of day, and a figure with a colon is a time only where it reads
+    # as one
+    assert not assess("What time does the courier deliver?", ["Couriers deliver Monday to Saturday."], "", set()).ok
+    assert assess("What time does the courier deliver?", ["Couriers deliver from 07:00 to 21:00."], "", set()).ok
+    assert not assess("When are the phone lines open?", ["Phone lines have a hold time of 4:30 at peak."], "",
+                      set()).ok
+    assert not assess("What time period does the warranty cover?", ["The desk is staffed on Saturdays."], "",
+                      set()).ok
 
 
 def test_a_noun_is_answered_by_its_verb() -> None:
@@ -1036,6 +1044,11 @@ def test_a_worked_example_s_set_up_is_answered_with_its_outcome(tmp_path) -> Non
             "concealed damage reported on day 4, so the claim is in time. Without Shield, up to £75 can be paid.")
     assert units(lamp) == [lamp], units(lamp)
     assert len(units(lamp + "\n\nA £40 vase arrives broken in a crushed box. Visible damage needs a report.")) == 2
+    # a paragraph that may not be quoted whole (a Never-say phrase in one sentence) is read sentence by sentence
+    chunk = ContextChunk("C1", "a#0", "a", "Examples", "examples", "medium", lamp)
+    assert [o for _, o in _units(chunk, lambda t: "Shield" not in t)][:2] == [
+        "A £120 lamp sent on Priority arrives in a box that looks intact, but the base is cracked.",
+        "It is concealed damage reported on day 4, so the claim is in time."]
 
 
 def test_a_call_transcript_is_quoted_by_turns_without_pleasantries_or_the_caller_s_own_case() -> None:
@@ -1066,6 +1079,18 @@ def test_a_call_transcript_is_quoted_by_turns_without_pleasantries_or_the_caller
     # an article's lines are no turns, and its thanks may be a rule
     assert "Thank you letters are sent within 5 days." in units("Thank you letters are sent within 5 days.",
                                                                 "markdown")
+    # (the review) an acknowledgement that goes on to answer is the answer; a bare one answers a question; an
+    # agent's sentence the caller reads back stays the agent's
+    answered = ("Customer: What's the most you pay for a lost parcel?\n"
+                "Agent: Okay, it's up to £25 without cover.\n"
+                "Customer: Can I come Thursday?\n"
+                "Agent: Sure. Collections need 24 hours' notice. They run between 08:00 and 18:00.\n"
+                "Customer: They run between 08:00 and 18:00.\n"
+                "Agent: Good morning, our lines are open 8am to 8pm on weekdays.")
+    assert units(answered, "transcript") == [
+        "Customer: What's the most you pay for a lost parcel? Agent: Okay, it's up to £25 without cover.",
+        "Customer: Can I come Thursday? Agent: Sure. Collections need 24 hours' notice.",
+        "They run between 08:00 and 18:00.", "Agent: Good morning, our lines are open 8am to 8pm on weekdays."]
 
 
 def test_an_faq_entry_is_quoted_with_its_question_and_its_set_up_is_never_a_fact() -> None:
