@@ -165,10 +165,11 @@ def masked(text: str, public: bool = False) -> str:
     return mask_pii(text, public)[0]
 
 
-# A bare run of 7 to 11 digits: too short for a card, no SSN without its dashes or its label, so the patterns
-# above keep it (a figure is not personal data). Said back as a value that was refused, it is more likely an
-# SSN, phone or account number typed in the wrong field than a figure: no date, amount or yes/no has one.
-_BARE_RUN = re.compile(r"(?<![\d.,])\d{7,11}(?!\d|[.,]\d)")
+# A bare run of 7 to 11 digits, or an SSN written with dots ("123.45.6789"): too short for a card, no SSN
+# without its dashes or its label, so the patterns above keep it (a figure is not personal data). Said back as
+# a value that was refused, it is more likely an SSN, phone or account number typed in the wrong field than a
+# figure: no date, amount or yes/no has one.
+_BARE_RUN = re.compile(r"(?<![\d.,])\d{7,11}(?!\d|[.,]\d)|(?<![\d.])\d{3}\.\d{2}\.\d{4}(?![\d.])")
 
 
 def refused_value_masked(text: str) -> str:

@@ -68,7 +68,7 @@ def test_an_unknown_record_keeper_is_said_back_without_its_digits(kb_home: Path)
 def test_a_refused_value_is_said_back_without_a_bare_long_number(kb_home: Path) -> None:
     """A nine-digit number in a date field is likelier an SSN than a date: the reason names the field's
     type, not the number; a malformed date of its own shape is still quoted, to be seen and mended."""
-    for given in (123456789, "123456789", "5551234567"):
+    for given in (123456789, "123456789", "5551234567", "123.45.6789"):
         out = api.ask("How do I roll over my Acme 401(k)?", home=kb_home, mode="required_data",
                       collected_data={**ACME_ROLLOVER, "separation_date": given})
         reason = out["invalid_fields"]["separation_date"]
