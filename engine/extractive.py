@@ -147,9 +147,11 @@ def _faq(items: list[str], i: int, text: str) -> tuple[str | None, str | None, i
 # thanks."). Not one that goes on to say something ("Okay, it's up to £25 without cover.", "Good morning,
 # our lines are open 8am to 8pm.", "Thanks for calling, returns are free within 30 days.").
 _WORDS = r"(?:,?\s+[\w'’&-]+)"
+_SPEAKER = r"(?:[A-Z][\w.'’ -]{0,30}:\s+)?"  # a speaker's label opening the turn
+_CONSENTS = r"okay|ok|sure|right|great|perfect|lovely|brilliant|no problem"
 _PLEASANTRY = re.compile(
-    r"(?:[A-Z][\w.'’ -]{0,30}:\s+)?(?:"
-    rf"(?:hi|hello|hey|okay|ok|great|perfect|sure|right|lovely|brilliant|no problem|you're welcome|you’re welcome|"
+    _SPEAKER + r"(?:"
+    rf"(?:hi|hello|hey|{_CONSENTS}|you're welcome|you’re welcome|"
     rf"bye|goodbye|thanks|thank you)(?: (?:so|very) much)?{_WORDS}{{0,3}}|"
     rf"good (?:morning|afternoon|evening){_WORDS}{{0,2}}(?:,? (?:you're|you’re|you are) (?:through|speaking) to"
     rf"{_WORDS}{{1,4}}|,? welcome to{_WORDS}{{1,4}})?(?:,? [\w'’-]+ speaking)?|"
@@ -159,8 +161,7 @@ _PLEASANTRY = re.compile(
     r"you))?(?: today)?|have a (?:good|great|nice|lovely) \w+)[.?!]*", re.IGNORECASE)
 
 
-_CONSENT = re.compile(r"(?:[A-Z][\w.'’ -]{0,30}:\s+)?(?:okay|ok|sure|right|great|perfect|lovely|brilliant|"
-                      r"no problem)\b[^.?!]*[.!]*", re.IGNORECASE)
+_CONSENT = re.compile(_SPEAKER + rf"(?:{_CONSENTS})\b[^.?!]*[.!]*", re.IGNORECASE)
 
 
 def _pleasantries(items: list[str]) -> set[int]:
