@@ -33,12 +33,17 @@ TRUSTED = {QUARANTINED: {"$ne": True}}
 
 
 def synonym_alternatives(kb: KnowledgeBase, question: str) -> dict[str, list[str]]:
-    """question term -> synonym phrases that stand for it (they count as the term for coverage)."""
+    """question term -> synonym phrases that stand for it (they count as the term for coverage): the KB's
+    synonym groups, and the formal words for an everyday phrase the question says (its verb and particle
+    stand for "refund", not the object between them)."""
     out: dict[str, list[str]] = {}
     for group in kb.synonyms.groups:
         for member in group:
             for t in terms(member):
                 out.setdefault(t, []).extend(m for m in group if m != member)
+    for phrase, formal in kb.synonyms.everyday(question).items():
+        for t in terms(phrase):
+            out.setdefault(t, []).extend(formal)
     q = set(terms(question))
     return {t: v for t, v in out.items() if t in q}
 

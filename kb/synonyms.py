@@ -1,12 +1,15 @@
-"""Synonym and acronym expansion from a KB's `synonyms.yaml`, applied to queries for BM25."""
+"""Synonym and acronym expansion from a KB's `synonyms.yaml` (and everyday English, kb/everyday.py), applied
+to queries for BM25 and to the coverage of a question's terms."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import IngestError
 from .articles import safe_yaml
+from .everyday import everyday_words
 from .text import normalize
 
 
@@ -32,9 +35,12 @@ class SynonymExpander:
     """Finds any term of a synonym group in a query and returns the group's other spellings.
 
     Groups are symmetric: a query saying "required minimum distribution" gains "RMD" and vice versa.
+    Given `known` (is this stemmed term in the knowledge base's index?), a query also gains the formal
+    words the KB writes for the everyday phrases it says ("money back" -> "refund"); one way only.
     """
 
-    def __init__(self, synonyms: dict[str, list[str]]):
+    def __init__(self, synonyms: dict[str, list[str]], known: Callable[[str], bool] | None = None):
+        self.known = known
         self.groups: list[list[str]] = []
         for key, values in synonyms.items():
             group = list(dict.fromkeys([key, *values]))
@@ -52,7 +58,13 @@ class SynonymExpander:
             hit = [t for pat, t in patterns if pat.search(text)]
             if hit:
                 extra.extend(t for _, t in patterns if t not in hit and normalize(t) not in text)
+        for formal in self.everyday(query).values():
+            extra.extend(formal)
         return list(dict.fromkeys(extra))
+
+    def everyday(self, query: str) -> dict[str, list[str]]:
+        """Each everyday phrase of the query -> the formal words for it this knowledge base writes."""
+        return everyday_words(query, self.known) if self.known is not None else {}
 
     def expand(self, query: str) -> str:
         extra = self.expansions(query)

@@ -210,10 +210,11 @@ class KnowledgeBase:
         docs = {d["doc_id"]: DocInfo(**d) for d in json.loads((directory / "documents.json").read_text())}
         meta = MetadataIndex.load(str(directory / "metadata.npz"))
         synonyms = json.loads((directory / "synonyms.json").read_text())
+        bm25 = BM25Index.load(directory / "bm25")
         kb = cls(home=home, directory=directory, store=store, generation=int(manifest["generation"]),
                  chunk_ids=rows["chunk_ids"], doc_of_row=rows["doc_ids"], passages=PassageTable(directory),
-                 meta=meta, bm25=BM25Index.load(directory / "bm25"), vectors=vectors, embedder=embedder,
-                 docs=docs, synonyms=SynonymExpander(synonyms))
+                 meta=meta, bm25=bm25, vectors=vectors, embedder=embedder,
+                 docs=docs, synonyms=SynonymExpander(synonyms, known=bm25.vocab.__contains__))
         kb.row_of = {cid: i for i, cid in enumerate(kb.chunk_ids)}
         kb.facets = {f: meta.values(f) for f in FACETS}
         return kb
