@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 from ..config import Context
+from ..kb.everyday import everyday_words
 from ..kb.text import STOPWORDS, display_text, stem, term_set, words
 from ..retrieval.snapshot import KnowledgeBase
 from .access import visible_facets
@@ -209,7 +210,10 @@ def uncertain(ctx: Context, inquiry: Inquiry, verdict: Verdict | None, pack: Con
     context_terms: set[str] = set()
     for c in pack.chunks:
         context_terms |= term_set(c.text + " " + c.title)
-    uncovered = [w for w in subject_words(inquiry.question) if stem(w) not in context_terms]
+    # "my money back" is not unstated where the context says "refund" (kb/everyday.py)
+    said_formally = {stem(w) for phrase in everyday_words(inquiry.question, context_terms.__contains__)
+                     for w in words(phrase)}
+    uncovered = [w for w in subject_words(inquiry.question) if stem(w) not in context_terms | said_formally]
     missing_parts = []
     if uncovered:
         missing_parts.append("the knowledge base says nothing about: " + ", ".join(uncovered[:8]))

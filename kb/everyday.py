@@ -7,11 +7,16 @@ wording, and it only ever reads one way: the everyday phrase gains the formal wo
 (a question saying "refund" does not gain "money back"). A formal word is offered only where the
 knowledge base writes it (`known`), so a lexicon entry never adds a word no document can match.
 
-The words count wherever the KB's own synonyms do: BM25 expansion, facet detection, and the coverage of the
-question's terms that relevance, answer focus and answerability read. Measured against 83db0a9 on the
-thirteen eval sets: dev +9 -0 (some entries were written after reading dev failures: "below zero", "pup"),
-test +2 -0 (read after); a blind probe of 96 everyday-worded questions on six KBs: answerable 29 -> 32 of 48,
-unanswerable 35 -> 35 of 48. Leaving the words out of facet detection lost one dev answer (-1).
+The formal words join the BM25 expansion and count as the everyday phrase's terms in the coverage that
+relevance, answer focus (so confidence) and answerability read; they are kept out of facet detection (a
+facet filter narrows the whole search: "my mum" is no parental-leave topic). Measured against 83db0a9 on
+the thirteen eval sets: dev +8 -0 (some entries were written after reading dev failures: "below zero",
+"pup"), test +3 -0 (read after). A blind probe of 96 everyday-worded questions on six KBs: answerable 29 -> 32
+of 48, unanswerable 35 -> 35 of 48. A review's adversarial probe (143 questions using the phrases in other
+senses) found 9 answers worse at first; 6 still are: "money back" for things no article covers (a phone
+case, an unrepaired heater, an overpaid bill) answered from a neighbouring article, "the driver smashed my
+gate" as a damaged parcel, "pick it up again" as a collection, "overdrawn because a cheque bounced" moved
+from check holds to overdraft fees.
 """
 
 from __future__ import annotations
@@ -21,16 +26,18 @@ from collections.abc import Callable
 
 from .text import normalize, terms
 
-_OBJ = r"(?:(?:it|them|this|that|these|those|the \w+|my \w+|our \w+|her \w+|his \w+) )?"
+_OBJ = r"(?:(?:me|us|you|him|her|it|them|this|that|these|those|the \w+|my \w+|our \w+|her \w+|his \w+) )?"
 
 # (everyday phrase, the formal words a knowledge base writes for it). Left out on purpose: senses too often
 # not the formal one ("turn off data roaming" is no suspension, "my phone died" no bereavement, "I swiped
-# my card" no theft, "nicked the bumper" no theft either, "split up" is no separation from service).
+# my card" no theft, "nicked the bumper" no theft either, "split up" is no separation from service; after a
+# review's probe: "take back my request" is no return, "push back onto the grid" no deferral, "sick" is not
+# always an illness claim).
 _LEXICON: tuple[tuple[str, tuple[str, ...]], ...] = (
     (r"money back", ("refund", "reimburse")),
     (rf"(?:pay|pays|paid|paying) {_OBJ}back", ("repay",)),
     (rf"(?:give|gives|gave|given|giving|hand|hands|handed|handing|bring|brings|brought|bringing|send|sends|sent|"
-     rf"sending|take|takes|took|taken|taking) {_OBJ}back", ("return",)),
+     rf"sending) {_OBJ}back", ("return",)),
     (rf"(?:shut|shuts|shutting|cut|cuts|cutting) {_OBJ}off",
      ("disconnect", "shutoff", "suspend")),
     (r"(?:sign|signs|signed|signing) up", ("enroll", "register", "subscribe")),
@@ -42,8 +49,7 @@ _LEXICON: tuple[tuple[str, tuple[str, ...]], ...] = (
     (r"(?:opt|opts|opted|opting) out", ("unsubscribe", "decline")),
     (rf"(?:call|calls|called|calling) {_OBJ}off|(?:back|backs|backed|backing|pull|pulls|pulled|pulling) out",
      ("cancel", "withdraw")),
-    (rf"(?:put|puts|putting) {_OBJ}off|(?:push|pushes|pushed|pushing) {_OBJ}back",
-     ("postpone", "defer", "deferral", "reschedule")),
+    (rf"(?:put|puts|putting) {_OBJ}off", ("postpone", "defer", "deferral", "reschedule")),
     (r"(?:look|looks|looked|looking) into", ("investigate",)),
     (rf"(?:hand|hands|handed|handing) {_OBJ}in", ("submit", "submission")),
     (r"(?:kick|kicks|kicked|kicking|throw|throws|threw|thrown|throwing) (?:me |us |him |her |them )?out",
@@ -59,7 +65,6 @@ _LEXICON: tuple[tuple[str, tuple[str, ...]], ...] = (
     (r"kid|kids|son|sons|daughter|daughters", ("child", "dependent")),
     (r"boss", ("manager", "supervisor")),
     (r"broke down|broken down|breaks down|break down", ("breakdown",)),
-    (r"sick|ill", ("illness",)),
     (r"pup|puppy|puppies|doggy", ("dog",)),
     (r"kitten|kittens|kitty", ("cat",)),
     (r"smashed|busted|wrecked|bashed", ("damage",)),
@@ -85,19 +90,21 @@ def everyday_words(question: str, known: Callable[[str], bool]) -> dict[str, lis
 
 
 _DETERMINERS = frozenset({"the", "my", "our", "her", "his"})
+_PRONOUNS = frozenset({"me", "us", "you", "him", "it", "them", "this", "that", "these", "those"})
 
 
 def _without_object(phrase: str) -> str:
-    """"shut my water off" -> "shut off": the object a phrasal verb takes is not what the formal word means
-    (a disconnection is not the water)."""
+    """"shut my water off" -> "shut off", "cut her off" -> "cut off": the object a phrasal verb takes is not
+    what the formal word means (a disconnection is not the water). The last word, the particle, stays."""
+    *head, last = phrase.split()
     kept: list[str] = []
     skip = False
-    for word in phrase.split():
-        if skip:
+    for word in head:
+        if skip or word in _PRONOUNS:
             skip = False
             continue
         if word in _DETERMINERS:
             skip = True
             continue
         kept.append(word)
-    return " ".join(kept)
+    return " ".join([*kept, last])

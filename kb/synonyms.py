@@ -51,14 +51,14 @@ class SynonymExpander:
             for group in self.groups
         ]
 
-    def expansions(self, query: str) -> list[str]:
+    def expansions(self, query: str, everyday: bool = True) -> list[str]:
         text = normalize(query)
         extra: list[str] = []
         for patterns in self._patterns:
             hit = [t for pat, t in patterns if pat.search(text)]
             if hit:
                 extra.extend(t for _, t in patterns if t not in hit and normalize(t) not in text)
-        for formal in self.everyday(query).values():
+        for formal in self.everyday(query).values() if everyday else ():
             extra.extend(formal)
         return list(dict.fromkeys(extra))
 

@@ -22,6 +22,7 @@ def test_an_everyday_phrase_gains_the_formal_words_the_kb_writes_and_only_those(
     # the object between a verb and its particle is not what the formal word means
     assert everyday_words("They shut my water off on Friday", known) == {"shut off": ["disconnect"]}
     assert everyday_words("Can I give the phone back?", known) == {"give back": ["return"]}
+    assert everyday_words("Did they cut her off?", known) == {"cut off": ["disconnect"]}
     # one way: the formal word gains no everyday phrase, and a formal word the KB never writes is not offered
     assert everyday_words("Can I get a refund?", known) == {}
     assert everyday_words("I want to sign up for paperless bills", known) == {}
@@ -56,7 +57,9 @@ def test_a_right_answer_in_everyday_words_is_as_confident_as_in_the_kb_s_words(t
                        "only on days the phone is used abroad.\n## Steps\n1. Add the day pass to the line.\n"),
         "porting.md": ("---\nid: halden-porting\ntitle: Moving a number to another carrier\nrecord_keeper: Halden "
                        "Mobile\ntopic: porting\n---\n## Business rules\n- A Number Transfer PIN is valid for 7 days.\n"
-                       "## Steps\n1. Verify the account holder.\n")})
+                       "## Steps\n1. Verify the account holder.\n"),
+        "returns.md": ("---\nid: halden-returns\ntitle: Device returns\nrecord_keeper: Halden Mobile\ntopic: return\n"
+                       "---\n## Business rules\n- A phone can be returned within 14 days of delivery.\n")})
     everyday = "Halden Mobile took my payment twice. How do I get my money back?"
     assert synonym_alternatives(open_kb(home, database_url=""), everyday) == {"money": ["refund"], "back": ["refund"]}
     formal = api.ask("Halden Mobile took my payment twice. How do I get a refund?", home=home)
@@ -65,3 +68,16 @@ def test_a_right_answer_in_everyday_words_is_as_confident_as_in_the_kb_s_words(t
     assert said["article_reference"]["article_id"] == "halden-refunds"
     assert "within 5 business days" in said["response"]["text"]
     assert said["confidence"] >= formal["confidence"] - 0.05, (said["confidence"], formal["confidence"])
+    # everyday English reaches the search, never a facet filter: "send back a reply" names no `return` topic
+    from citewise.config import Context
+    from citewise.engine.inquiry import understand
+
+    sent = understand(open_kb(home, database_url=""), Context(home=home),
+                      {"question": "Can I send back a reply to the Halden Mobile email?"})
+    assert "return" in sent.expansions and "topic" not in sent.detected_facets, sent.detected_facets
+    # an answer sent to `uncertain` does not say the KB is silent on "money" or "back" where it says "refund"
+    unsure = api.ask("Can Halden Mobile give me my money back for the phone I dropped in the sea?", home=home,
+                     confidence_threshold=0.99)
+    assert unsure["decision"] == "uncertain"
+    assert "sea" in unsure["metadata"]["uncovered_terms"]
+    assert not {"money", "back"} & set(unsure["metadata"]["uncovered_terms"]), unsure["metadata"]["uncovered_terms"]
