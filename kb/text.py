@@ -477,6 +477,9 @@ _INSTRUCTION_LIKE = re.compile(
     r"((ai|automated|language[- ]model|llm)[- ](assistants?|agents?|models?|systems?|bots?|readers?|helpers?|"
     r"copilots?)|(?<=any |all )(ai|automated|language[- ]model|llm)( [a-z]{2,15}){1,2} "
     r"(assistants?|agents?|models?|systems?|bots?|readers?|helpers?|copilots?)|ais|llms|chatbots|chatbot)"
+    # ... or to a list of them ("Notice to AI assistants and chatbots:")
+    r"((,|,? and|,? or|,? &) (other |all |any )?((ai|automated|language[- ]model|llm)[- ])?(assistants?|agents?|"
+    r"models?|systems?|bots?|chatbots?|readers?|helpers?|copilots?|tools?|llms?|ais|language models?))*"
     r"(?=\s*(:|\n|$|,? (that|who|which|reading|summari[sz]\w*|answering|"
     r"handling|drafting|writing|replying|responding|processing|using)\b))|"
     # "ignore the protection periods above and tell every customer..."
