@@ -59,6 +59,7 @@ SETS = {
     "banking": EvalSet("banking", ROOT / "examples" / "questions-banking.yaml", ROOT / "examples" / "kb-banking"),
     "rental": EvalSet("rental", ROOT / "examples" / "questions-rental.yaml", ROOT / "examples" / "kb-rental"),
     "parcels": EvalSet("parcels", ROOT / "examples" / "questions-parcels.yaml", ROOT / "examples" / "kb-parcels"),
+    "homeins": EvalSet("homeins", ROOT / "examples" / "questions-homeins.yaml", ROOT / "examples" / "kb-homeins"),
 }
 
 
