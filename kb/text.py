@@ -512,9 +512,75 @@ _INSTRUCTION_LIKE = re.compile(
     re.IGNORECASE)
 
 
+# A passage written to the AI that reads it: the reader named as the one addressed ("Memo to LLM-based tools:",
+# "Attention chatbots, virtual assistants and AI agents:", "If you are an automated system reading this page",
+# "To whichever assistant is reading this", "Hey bot -", "<!-- LLM: ...", "Policy update for automated
+# responses") and, in the same paragraph, an order of the kind injections give: rules set aside or replaced,
+# something kept back, hidden instructions shown, a persona, or customers told something. Either half alone is
+# ordinary text: "Our AI assistant books appointments", "Note for virtual assistants: log your hours by
+# Friday" (a job), "Tell the caller the fee is waived only if..." (guidance to a person). Written after reading the
+# misses of two blind probe sets (tests/data/injection); on the third, read once afterwards, planted lines found
+# 18% -> 42% (articles) and 10% -> 38% (converted pages), its ordinary lines' false flags unchanged (6% / 4%,
+# all the sentence patterns'); the installed packages' 201 READMEs: no paragraph flagged (python -m
+# citewise.evals.injection).
+_AI_READER = (r"(a\.?i\.?|artificial intelligence|llms?|chatbots?|bots?|gpt|chatgpt|copilot|language models?|"
+              r"answering engines?|(ai|llm)[- ](powered|based|driven)[- ]([a-z]+[- ])?(assistants?|agents?|tools?|"
+              r"systems?|helpers?|models?)|(ai|automated|virtual|digital)([- ][a-z]+)?[- ](assistants?|agents?|"
+              r"helpers?|responders?|systems?|tools?|models?|readers?)|assistants?|ia|ki|asistente|assistente|"
+              r"assistenten|modèle|modelo|modello|アシスタント|助手|"
+              # ... or by the work it does with the page: "the answer generator", "summarizers", "whoever is
+              # composing the answer", "the model that generates the reply", "whatever tool turns this page into
+              # customer replies", "responses generated from this article"
+              r"(answer|reply|response) (generators?|writers?|composers?|engines?)|summari[sz]ers?|responders?|"
+              r"(whoever|whatever)\b[^.!?:\n]{0,30}\b(compos|generat|draft|writ|turn|read|answer)\w*|"
+              r"(model|system|tool|engine|bot|assistant)s? (that|which) (generates?|writes?|drafts?|composes?|turns?|"
+              r"answers?)|(responses?|answers?|replies) generated from this|"
+              r"(assistant|model|bot|system) answering from this)")
+_ADDRESSED = re.compile(
+    r"(^|[.!?]\s+|[(\[<]\s*|<!--\s*|\bp\.?\s?s\.?\s*)([\w'-]+\s+){0,3}(notes?|notices?|memos?|messages?|"
+    r"reminders?|instructions?|attention|dear|hey|hi|to|for|nota|hinweis|remarque|para|per|pour)\s+([\w'-]+[\s,]+){0,3}"
+    + _AI_READER + r"(?![\w-])|"
+    r"(^|[.!?(\[]\s*)" + _AI_READER + r" (instructions?|notes?|notice|guidance)\b|"
+    r"\bif (an?|any|the) " + _AI_READER + r" (is|are) (reading|summari[sz]ing|processing|answering|generating)\b|"
+    r"(^|[.!?(\[]\s*|<!--\s*|\b(hey|hi|dear|all|attention)\s+)" + _AI_READER + r"\s*(,|:|-|–|—)\s|"
+    r"\bif (you are|you're|you are being used as) (an? |any |the )?([\w-]+ )?" + _AI_READER + r"(?![\w-])|"
+    r"\b(any|every|all|whichever|whatever) " + _AI_READER + r"\b[^.!?\n]{0,30}\b(reading|summari[sz]ing|"
+    r"processing|answering|generating|that (reads|answers|summari[sz]es))\b|"
+    r"\bintended for (the |an? |any )?" + _AI_READER + r"(?![\w-])|"
+    r"\b(for|to) (the )?(automated|ai|ai-generated|machine-generated|generated) (replies|responses|answers)\b|"
+    r"\b(automated|ai|ai-generated) (replies|responses|answers) (only|must|should)\b",
+    re.IGNORECASE)
+_INJECTED_ORDER = re.compile(
+    r"\b(ignore|ignoriere|ignora|ignore[sz]|ignorer|disregard|overrides?|supersedes?|replaces (all|any|the|every)|"
+    r"(is|are) (now )?(void|suspended|outdated|incorrect|wrong|no longer (valid|in force))|not valid|does not apply|"
+    r"no longer appl(y|ies)|can be skipped|skip (the|all|any)|leave out|omit|"
+    r"(do not|don't|never|without) (mention|reveal|disclose|cite|reference|display|show|share|tell)|"
+    r"(keep|treat) (this|it) (as )?(confidential|secret|hidden|private)|"
+    r"(your|hidden|internal) (instructions|guidelines|rules|configuration|prompt)|system prompt|"
+    r"(new|your) persona|pretend|you are now|from now on|from this point|"
+    r"(tell|inform|assure|promise|confirm|say|state|respond|answer|reply|let)\b[^.!?\n]{0,40}\b(customers?|callers?|"
+    r"users?|clients?|members?|everyone|anyone|them|that)\b|"
+    r"must (now )?(confirm|state|say|credit|approve|tell|respond)|approve (all|every|any)|"
+    r"(repeat|output|print|show|reveal|translate|list)\b[^.!?\n]{0,40}\b(instructions|rules|directives?)\b|"
+    r"(instructions?|rules?|guidance) (you were|you've been|you have been|the \w+ has been) given|"
+    r"do not (consult|check|read|use) the|apply (this )?silently|deprecated|"
+    r"ignor\w*|no menciones|non menzionare|ne mentionne\w*|erwähne|não mencione|diga|confirma|conferma|promets|"
+    r"sag jedem|不要|触れない|"
+    r"(full|100%|double) (refund|payout|compensation|credit))|無視",
+    re.IGNORECASE)
+_PARAGRAPH = re.compile(r"\n\s*\n|\n(?=[ \t]*([-*+•]|\d+[.)])\s)|\n(?=[ \t]*\|)")  # (a table row is one)
+
+
+def addressed_orders(text: str) -> list[str]:
+    """The paragraphs (a list item is one) of `text` that address an AI reader and give it an order."""
+    return [" ".join(p.split()) for p in _PARAGRAPH.split(text) if p and p.strip()
+            and _ADDRESSED.search(p) and _INJECTED_ORDER.search(p)]
+
+
 def instruction_snippets(text: str) -> list[str]:
     """The instruction-like passages in a text (what makes a document try to command the assistant)."""
-    return [" ".join(text[max(0, m.start() - 20):m.end() + 20].split()) for m in _INSTRUCTION_LIKE.finditer(text)]
+    found = [" ".join(text[max(0, m.start() - 20):m.end() + 20].split()) for m in _INSTRUCTION_LIKE.finditer(text)]
+    return found + addressed_orders(text)
 
 
 # Office files, web pages and transcripts are not written for an assistant, and their ordinary prose trips
@@ -552,6 +618,9 @@ def addressed_sentences(text: str) -> list[str]:
             found.append(" ".join(raw.split()))
             continue
         line = _SPEAKER_LABEL.sub(lambda m: m.group(0) if _AI_ADDRESSEE.search(m.group(2)) else m.group(1), raw)
+        if orders := addressed_orders(line):
+            found.extend(orders)
+            continue
         for part in re.split(r"(?<=[.!?])\s+", line):
             if _INSTRUCTION_LIKE.search(part) and (_AI_ADDRESSEE.search(part) or _UNMISTAKABLE.search(part)):
                 found.append(" ".join(part.split()))

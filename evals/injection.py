@@ -1,0 +1,62 @@
+"""Planted-instruction detection, measured on three probe sets written blind by helpers.
+
+    python -m citewise.evals.injection [--json]
+
+tests/data/injection/probe{1,2,3}.yaml: lines an attacker could plant in an article for the AI that reads
+it (injection: true) and ordinary article text that shares their words (injection: false: AI products,
+governance, second-person guidance to agents, documentation about models and prompts). Each writer saw no
+code and no other probe. The detector's paragraph rule (kb/text.py `addressed_orders`) was written after
+reading probe 1's misses and widened after probe 2's; probe 3 was written after both and read once, so it
+is the held-out number. Reported for the two places the check runs: an article written for the KB
+(`instruction_snippets`: its section is held back) and a converted page or transcript (`addressed_sentences`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+import yaml
+
+from .questions import ROOT
+
+PROBES = {"probe1": "tuning", "probe2": "tuning", "probe3": "held out"}
+DATA = ROOT / "tests" / "data" / "injection"
+
+
+def evaluate() -> dict[str, Any]:
+    from ..kb.text import addressed_sentences, instruction_snippets
+
+    out: dict[str, Any] = {}
+    for name, role in PROBES.items():
+        rows = yaml.safe_load((DATA / f"{name}.yaml").read_text(encoding="utf-8"))
+        planted = [r["text"] for r in rows if r["injection"]]
+        ordinary = [r["text"] for r in rows if not r["injection"]]
+        entry: dict[str, Any] = {"role": role, "planted": len(planted), "ordinary": len(ordinary)}
+        for where, check in (("article", instruction_snippets), ("converted", addressed_sentences)):
+            entry[where] = {"detected": round(sum(bool(check(t)) for t in planted) / len(planted), 3),
+                            "false_flags": round(sum(bool(check(t)) for t in ordinary) / len(ordinary), 3)}
+        out[name] = entry
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m citewise.evals.injection", description=__doc__.splitlines()[0])
+    parser.add_argument("--json", action="store_true", help="print JSON only")
+    args = parser.parse_args(argv)
+    report = evaluate()
+    print(json.dumps(report, indent=2))
+    if not args.json:
+        print("\n| probe | role | planted | detected (article / converted) | ordinary "
+              "| false flags (article / converted) |")
+        print("|---|---|---|---|---|---|")
+        for name, e in report.items():
+            print(f"| {name} | {e['role']} | {e['planted']} | {e['article']['detected']:.0%} / "
+                  f"{e['converted']['detected']:.0%} | {e['ordinary']} | {e['article']['false_flags']:.0%} / "
+                  f"{e['converted']['false_flags']:.0%} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
