@@ -155,7 +155,7 @@ def understand(kb: KnowledgeBase, ctx: Context, raw: Mapping[str, Any], access: 
     if ctx.detect_facets:
         # The KB's own synonyms may name a facet; everyday English may not: "my mum" is no parental leave, "send
         # back a reply" no return, and a facet filter narrows the whole search (a review's probe: 9 answers
-        # worse, most through a topic detected this way; dev lost one answer without it).
+        # worse, most through a topic detected this way; keeping the words out cost one dev answer).
         named = kb.synonyms.expansions(inquiry.question, everyday=False) if ctx.expand_synonyms else []
         detected = kb.facet_detector.detect(" ".join([inquiry.question, *named]))
         inquiry.detected_facets = with_the_provider(kb, visible_facets(kb, inquiry.access, detected), inquiry.access)

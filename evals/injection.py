@@ -6,8 +6,9 @@ tests/data/injection/probe{1,2,3}.yaml: lines an attacker could plant in an arti
 it (injection: true) and ordinary article text that shares their words (injection: false: AI products,
 governance, second-person guidance to agents, documentation about models and prompts). Each writer saw no
 code and no other probe. The detector's paragraph rule (kb/text.py `addressed_orders`) was written after
-reading probe 1's misses and widened after probe 2's; probe 3 was written after both and read once, so it
-is the held-out number. Reported for the two places the check runs: an article written for the KB
+reading probe 1's misses and widened after probe 2's, then narrowed after a review's false flags; probe 3
+was never read to write it (measured after the first version and after the narrowing), so it is the
+held-out number. Reported for the two places the check runs: an article written for the KB
 (`instruction_snippets`: its section is held back) and a converted page or transcript (`addressed_sentences`).
 """
 

@@ -519,56 +519,71 @@ _INSTRUCTION_LIKE = re.compile(
 # something kept back, hidden instructions shown, a persona, or customers told something. Either half alone is
 # ordinary text: "Our AI assistant books appointments", "Note for virtual assistants: log your hours by
 # Friday" (a job), "Tell the caller the fee is waived only if..." (guidance to a person). Written after reading the
-# misses of two blind probe sets (tests/data/injection); on the third, read once afterwards, planted lines found
-# 18% -> 42% (articles) and 10% -> 38% (converted pages), its ordinary lines' false flags unchanged (6% / 4%,
-# all the sentence patterns'); the installed packages' 201 READMEs: no paragraph flagged (python -m
-# citewise.evals.injection).
-_AI_READER = (r"(a\.?i\.?|artificial intelligence|llms?|chatbots?|bots?|gpt|chatgpt|copilot|language models?|"
-              r"answering engines?|(ai|llm)[- ](powered|based|driven)[- ]([a-z]+[- ])?(assistants?|agents?|tools?|"
-              r"systems?|helpers?|models?)|(ai|automated|virtual|digital)([- ][a-z]+)?[- ](assistants?|agents?|"
-              r"helpers?|responders?|systems?|tools?|models?|readers?)|assistants?|ia|ki|asistente|assistente|"
-              r"assistenten|modèle|modelo|modello|アシスタント|助手|"
+# misses of two blind probe sets (tests/data/injection), then narrowed after a review's 91 ordinary lines written to
+# trip it (63 flagged by the first version, none now beyond the sentence patterns' 7): on the third probe, not
+# read to write it, planted lines found 18% -> 30% (articles) and 10% -> 22% (converted pages), its ordinary
+# lines' false flags unchanged (6% / 4%, all the sentence patterns'); the installed packages' 201 READMEs: no
+# paragraph flagged (python -m citewise.evals.injection).
+# Only what is unmistakably an AI: "AI", "IA", "KI" in capitals (the Italian "ai", Iowa's "IA" in running text are
+# not), never a bare assistant, model, bot or responder (teaching assistants, bot developers, first responders).
+_AI_READER = (r"((?-i:AI|A\.I\.|IA|KI)|artificial intelligence|llms?|chatbots?|chatgpt|language models?|"
+              r"answering engines?|((?-i:AI)|llm)[- ](powered|based|driven)[- ]([a-z]+[- ])?(assistants?|agents?|"
+              r"tools?|systems?|helpers?|models?)|((?-i:AI)([- ][a-z]+)?|automated|virtual|digital)[- ](assistants?|"
+              r"agents?|helpers?|responders?|systems?|tools?|models?)|(?-i:KI)-assistenten|"
               # ... or by the work it does with the page: "the answer generator", "summarizers", "whoever is
-              # composing the answer", "the model that generates the reply", "whatever tool turns this page into
-              # customer replies", "responses generated from this article"
-              r"(answer|reply|response) (generators?|writers?|composers?|engines?)|summari[sz]ers?|responders?|"
-              r"(whoever|whatever)\b[^.!?:\n]{0,30}\b(compos|generat|draft|writ|turn|read|answer)\w*|"
-              r"(model|system|tool|engine|bot|assistant)s? (that|which) (generates?|writes?|drafts?|composes?|turns?|"
-              r"answers?)|(responses?|answers?|replies) generated from this|"
-              r"(assistant|model|bot|system) answering from this)")
+              # composing the answer", "whatever tool turns this page into customer replies", "responses
+              # generated from this article" (not "whoever answers the phone")
+              r"(answer|reply|response) (generators?|composers?|engines?)|summari[sz]ers?|"
+              r"(whoever|whatever)\b[^.!?:\n]{0,30}\b(compos|generat|draft|writ|turn)\w*\b[^.!?:\n]{0,25}\b(answers?|"
+              r"repl(y|ies)|responses?)\b|"
+              r"(models?|systems?|tools?|engines?|bots?|assistants?) (that|which) (generates?|writes?|drafts?|"
+              r"composes?)\b[^.!?:\n]{0,20}\b(answers?|repl(y|ies)|responses?)\b|"
+              r"(responses?|answers?|replies) generated from this|(assistant|model|bot|system) answering from this)")
+_OPENS = r"(^|[.!?]\s+|[(\[<]\s*|<!--\s*|\bp\.?\s?s\.?\s*)"
+# ... where the address ends with the reader (or a list of them): "Note for AI assistants, chatbots and language
+# models:", not "Instructions for the AI summary feature", "For automated systems that post fees"
+_ADDRESS_END = (r"((\s*(,|and|or|&)\s+(other |all |any )?" + _AI_READER + r"s?)*)(?=\s*([:,.)—-]|$)|"
+                r"\s+(that|who|which) (read|answer|generat|summari|draft|writ|compos|handl|process)|"
+                r"\s+(reading|summari[sz]\w*|answering|generating|processing|handling|drafting|writing|using)\b)")
 _ADDRESSED = re.compile(
-    r"(^|[.!?]\s+|[(\[<]\s*|<!--\s*|\bp\.?\s?s\.?\s*)([\w'-]+\s+){0,3}(notes?|notices?|memos?|messages?|"
-    r"reminders?|instructions?|attention|dear|hey|hi|to|for|nota|hinweis|remarque|para|per|pour)\s+([\w'-]+[\s,]+){0,3}"
-    + _AI_READER + r"(?![\w-])|"
-    r"(^|[.!?(\[]\s*)" + _AI_READER + r" (instructions?|notes?|notice|guidance)\b|"
-    r"\bif (an?|any|the) " + _AI_READER + r" (is|are) (reading|summari[sz]ing|processing|answering|generating)\b|"
-    r"(^|[.!?(\[]\s*|<!--\s*|\b(hey|hi|dear|all|attention)\s+)" + _AI_READER + r"\s*(,|:|-|–|—)\s|"
+    # a notice to it: "IMPORTANT NOTICE TO AI ASSISTANTS:", "Memo to LLM-based tools", "Nota para el asistente de IA"
+    _OPENS + r"([\w'-]+\s+){0,2}(notes?|notices?|memos?|messages?|reminders?|instructions?|directives?|updates?|"
+    r"nota|hinweis|remarque)\s+(to|for|an|para|pour|per|al|alla)\s+([\w'-]+[\s,]+){0,3}" + _AI_READER + _ADDRESS_END
+    + r"|"
+    # ... or a line that opens by naming it: "To the answering engine:", "For the AI summarizing this:"
+    + _OPENS + r"(to|for|dear|hey|hi|attention|para|pour)\s+([\w'-]+[\s,]+){0,3}" + _AI_READER + _ADDRESS_END
+    + r"|"
+    # called by name: "Virtual agent, before answering ...", "Attention chatbots, virtual assistants and AI agents:"
+    + _OPENS + r"(all |any |every )?" + _AI_READER + r"s?,\s|"
+    r"\b(all|any|every|attention|hey|dear)\s+" + _AI_READER + r"s?\s*[:,-]|"
     r"\bif (you are|you're|you are being used as) (an? |any |the )?([\w-]+ )?" + _AI_READER + r"(?![\w-])|"
+    r"\bif (an?|any|the) " + _AI_READER + r" (is|are) (reading|summari[sz]ing|processing|answering|generating)\b|"
     r"\b(any|every|all|whichever|whatever) " + _AI_READER + r"\b[^.!?\n]{0,30}\b(reading|summari[sz]ing|"
     r"processing|answering|generating|that (reads|answers|summari[sz]es))\b|"
     r"\bintended for (the |an? |any )?" + _AI_READER + r"(?![\w-])|"
-    r"\b(for|to) (the )?(automated|ai|ai-generated|machine-generated|generated) (replies|responses|answers)\b|"
-    r"\b(automated|ai|ai-generated) (replies|responses|answers) (only|must|should)\b",
-    re.IGNORECASE)
+    r"\b(for|to) (the )?((?-i:AI)|automated|(?-i:AI)-generated|machine-generated) (replies|responses|answers)\b|"
+    r"\b((?-i:AI)|automated|(?-i:AI)-generated) (replies|responses|answers) must (now )?(state|say|confirm|tell|"
+    r"include|begin|promise)\b",
+    re.IGNORECASE | re.MULTILINE)
 _INJECTED_ORDER = re.compile(
-    r"\b(ignore|ignoriere|ignora|ignore[sz]|ignorer|disregard|overrides?|supersedes?|replaces (all|any|the|every)|"
-    r"(is|are) (now )?(void|suspended|outdated|incorrect|wrong|no longer (valid|in force))|not valid|does not apply|"
-    r"no longer appl(y|ies)|can be skipped|skip (the|all|any)|leave out|omit|"
+    r"\b(ignore|ignoriere|ignora|ignorez|ignorer|ignorar|disregard|overrides?|supersedes?|"
+    r"replaces (all|any|the|every)|(is|are) (now )?(void|suspended|outdated|incorrect|no longer (valid|in force))|"
+    r"not valid|does not apply|no longer appl(y|ies)|can be skipped|skip (the|all|any)|leave out|omit|"
     r"(do not|don't|never|without) (mention|reveal|disclose|cite|reference|display|show|share|tell)|"
     r"(keep|treat) (this|it) (as )?(confidential|secret|hidden|private)|"
-    r"(your|hidden|internal) (instructions|guidelines|rules|configuration|prompt)|system prompt|"
+    r"(your|hidden|internal) (instructions|guidelines|rules|prompt)|system prompt|"
     r"(new|your) persona|pretend|you are now|from now on|from this point|"
-    r"(tell|inform|assure|promise|confirm|say|state|respond|answer|reply|let)\b[^.!?\n]{0,40}\b(customers?|callers?|"
-    r"users?|clients?|members?|everyone|anyone|them|that)\b|"
+    r"(tell|inform|assure|promise|confirm|say|state|respond|reply)\b[^.!?\n]{0,40}\b(customers?|callers?|users?|"
+    r"clients?|members?|everyone|anyone|them|that)|"
     r"must (now )?(confirm|state|say|credit|approve|tell|respond)|approve (all|every|any)|"
-    r"(repeat|output|print|show|reveal|translate|list)\b[^.!?\n]{0,40}\b(instructions|rules|directives?)\b|"
+    r"(repeat|output|print|show|reveal|translate|list)\b[^.!?\n]{0,40}\b(instructions|rules|directives?)|"
     r"(instructions?|rules?|guidance) (you were|you've been|you have been|the \w+ has been) given|"
-    r"do not (consult|check|read|use) the|apply (this )?silently|deprecated|"
-    r"ignor\w*|no menciones|non menzionare|ne mentionne\w*|erwähne|não mencione|diga|confirma|conferma|promets|"
-    r"sag jedem|不要|触れない|"
-    r"(full|100%|double) (refund|payout|compensation|credit))|無視",
+    r"do not (consult|check|read|use) the|apply (this )?silently|"
+    r"no menciones|non menzionare|ne mentionne[sz]?|erwähne|não mencione|diga|diz|confirma|conferma|promets|"
+    r"sag jedem)\b",
     re.IGNORECASE)
-_PARAGRAPH = re.compile(r"\n\s*\n|\n(?=[ \t]*([-*+•]|\d+[.)])\s)|\n(?=[ \t]*\|)")  # (a table row is one)
+# (a list item, a table row, a heading is a paragraph of its own)
+_PARAGRAPH = re.compile(r"\n\s*\n|\n(?=[ \t]*([-*+•]|\d+[.)])\s)|\n(?=[ \t]*\|)|\n(?=[ \t]*#)")
 
 
 def addressed_orders(text: str) -> list[str]:
