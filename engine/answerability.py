@@ -124,9 +124,10 @@ SENTENCE_TYPES: dict[str, re.Pattern[str]] = {t: re.compile(p, re.IGNORECASE) fo
     # opening hours: a time of day or the days of the week (what answers "when are the lines open", see
     # accepted_types; "when do I have to file" is not answered by "reviewed on weekdays")
     "clock": _TIME_OF_DAY + r"|\b24/7\b|\b(mon|tues|wednes|thurs|fri|satur|sun)days?\b|\b(weekdays|weekends)\b",
-    "duration": r"\b\d+(\.\d+)?\s*(to \d+\s*)?(business |calendar )?(hours?|days?|weeks?|months?|years?|pay periods?|"
-                r"minutes?)\b|\b(one|two|three|four|five|six|seven|ten|twelve) (business )?(days?|weeks?|months?|"
-                r"years?)\b|\bimmediately\b|\bsame day\b",
+    # ("10 working days", "a 10-working-day period": how the UK counts them)
+    "duration": r"\b\d+(\.\d+)?[\s-]*(to \d+\s*)?((business|calendar|working)[\s-])?(hours?|days?|weeks?|months?|"
+                r"years?|pay periods?|minutes?)\b|\b(one|two|three|four|five|six|seven|ten|twelve) "
+                r"((business|calendar|working) )?(days?|weeks?|months?|years?)\b|\bimmediately\b|\bsame day\b",
     "count": r"\b\d+\b|\b(one|two|three|four|five|six|seven|eight|nine|ten)\b",
     "identifier": (
         # digit groups of six digits or more ("120-456", "0123 456 7890"; not "10-15 days", "1 250 000 calls",
@@ -344,7 +345,7 @@ _MONEY = rf"({_SYMBOLS}\s?\d|\b({_CODES})\s?\d)"
 # A quantity with its unit, as questions state a case ("6 hours late", "1,900 km", "35 kilos") and tables
 # state bands ("5 hours to less than 8 hours", "1,500 km or more", "up to 23 kg").
 _NUM = r"(?<![\d.,])((?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)"
-_UNITS = {"hour": r"hours?|hrs?", "minute": r"minutes?|mins?", "day": r"(?:business |calendar )?days?",
+_UNITS = {"hour": r"hours?|hrs?", "minute": r"minutes?|mins?", "day": r"(?:business |calendar |working )?days?",
           "week": r"weeks?", "month": r"months?", "year": r"years?(?![- ]old)", "age": r"years?[- ]old",
           "km": r"km|kilomet(?:er|re)s?", "kg": r"kg|kilos?|kilograms?", "lb": r"lbs?", "mile": r"miles?"}
 _EXCLUSIVE_LOW = r"(?:more than|over|above|longer than|exceeding)"

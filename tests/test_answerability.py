@@ -1837,3 +1837,19 @@ def test_an_acronym_s_long_form_never_answers_for_the_claim(tmp_path) -> None:
                      confidence_threshold=0.0)  # routing off: under test is whether the answer states a price
     assert answer["decision"] == "uncertain", answer["response"]["text"]
     assert "the amount" in answer["response"]["text"]
+
+
+def test_working_days_and_hyphenated_periods_answer_how_long() -> None:
+    """UK articles count "working days" and write "a 10-working-day period", "a 12-month term": each is a period
+    (a blind home-insurance set's right answer went `uncertain` as if it stated no time)."""
+    from citewise.engine.answerability import assess, sentence_types
+
+    for sentence in ("Oriel makes a claim decision within 10 working days of receiving all the documents.",
+                     "The 10-working-day decision period starts when everything has arrived.",
+                     "The loan has a 12-month term."):
+        assert "duration" in sentence_types(sentence), sentence
+    answer = assess("How long does Oriel take to make a decision on a claim once it has all the documents?",
+                    ["Oriel makes a claim decision within 10 working days of receiving all the documents."], "",
+                    {"oriel"})
+    assert answer.missing == [], answer.missing
+    assert "duration" not in sentence_types("Claims cost £10 per day of hire.")
