@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import lru_cache
 from pathlib import Path
 
 from ..errors import IngestError
@@ -31,6 +32,9 @@ def load_synonyms(path: Path) -> dict[str, list[str]]:
     return out
 
 
+EVERYDAY_MEMO = 512  # questions
+
+
 class SynonymExpander:
     """Finds any term of a synonym group in a query and returns the group's other spellings.
 
@@ -41,6 +45,9 @@ class SynonymExpander:
 
     def __init__(self, synonyms: dict[str, list[str]], known: Callable[[str], bool] | None = None):
         self.known = known
+        # one answer reads a question's everyday words five times or so (search, coverage, focus, answerability,
+        # the uncertain text): looked up once per question, for the life of this snapshot
+        self._everyday = lru_cache(maxsize=EVERYDAY_MEMO)(lambda query: everyday_words(query, known)) if known else None
         self.groups: list[list[str]] = []
         for key, values in synonyms.items():
             group = list(dict.fromkeys([key, *values]))
@@ -64,7 +71,9 @@ class SynonymExpander:
 
     def everyday(self, query: str) -> dict[str, list[str]]:
         """Each everyday phrase of the query -> the formal words for it this knowledge base writes."""
-        return everyday_words(query, self.known) if self.known is not None else {}
+        if self._everyday is None:
+            return {}
+        return {phrase: list(formal) for phrase, formal in self._everyday(query).items()}
 
     def expand(self, query: str) -> str:
         extra = self.expansions(query)
