@@ -18,6 +18,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from ..kb.convert.transcript import CALLER_ROLES
 from ..kb.text import (
     FAQ_MARK,
     FAQ_SETUP,
@@ -172,22 +173,19 @@ def _pleasantries(items: list[str]) -> set[int]:
             if not (i and items[i - 1].endswith("?") and i - 1 not in said and _CONSENT.fullmatch(items[i]))}
 
 
-# Who calls in, by the labels transcripts give them (the other party, an agent or a named adviser, answers)
-CALLER_ROLES = frozenset({"customer", "caller", "client", "member", "participant", "tenant", "passenger", "renter",
-                          "patient", "student", "guest", "policyholder", "homeowner", "cardholder", "consumer",
-                          "applicant", "borrower", "traveller", "traveler", "user"})
-_LABEL = re.compile(r"([A-Za-z][\w.'’ -]{0,30}):\s")
+_LABEL = re.compile(r"([A-Za-z][\w.'’ ()-]{0,30}):\s")
 
 
-def _call_items(text: str) -> tuple[list[str], set[int]]:
+def _call_items(text: str, calling: frozenset[str] = frozenset()) -> tuple[list[str], set[int]]:
     """A transcript's units (a turn per paragraph, as _turns leaves them), without its pleasantries, and
-    which of them a caller says (by the turn's label; a named speaker is taken for the agent)."""
+    which of them a caller says: by the turn's label ("Customer:"), or a speaker the conversion found to be
+    the caller (`calling`, kb/convert/transcript.callers: "Gareth" beside "Agent")."""
     items: list[str] = []
     callers: set[int] = set()
     for turn in text.split("\n\n"):
         said = _marked_items(turn)
         label = _LABEL.match(turn.strip())
-        if label and label.group(1).strip().lower() in CALLER_ROLES:
+        if label and (label.group(1).strip().lower() in CALLER_ROLES or label.group(1).strip() in calling):
             callers.update(range(len(items), len(items) + len(said)))
         items.extend(said)
     drop = _pleasantries(items)
@@ -209,7 +207,8 @@ def _units(chunk: ContextChunk, allowed: Callable[[str], bool] | None = None) ->
     be is read sentence by sentence)."""
     call = chunk.metadata.get("source_type") == "transcript"
     text = _turns(chunk.text) if call else chunk.text
-    items, callers = _call_items(text) if call else (_marked_items(text), set())
+    items, callers = (_call_items(text, frozenset(chunk.metadata.get("callers") or ())) if call
+                      else (_marked_items(text), set()))
     out: list[tuple[str, str]] = []
     i = 0
     while i < len(items):

@@ -35,7 +35,7 @@ CONVERTED_SUFFIXES = set(SUFFIXES)
 TEXT_KINDS = ("markdown", "text", "beir")  # source types read here; every other one goes through kb.convert
 SYNONYMS_FILE = "synonyms.yaml"
 # document properties of a converted file that become filterable metadata (besides source_type)
-PROPERTY_KEYS = ("author", "created", "language", "speakers")
+PROPERTY_KEYS = ("author", "created", "language", "speakers", "callers")
 
 
 @dataclass

@@ -1093,6 +1093,38 @@ def test_a_call_transcript_is_quoted_by_turns_without_pleasantries_or_the_caller
         "They run between 08:00 and 18:00.", "Agent: Good morning, our lines are open 8am to 8pm on weekdays."]
 
 
+def test_a_caller_labelled_by_name_is_told_from_the_agent() -> None:
+    """Transcripts often label the caller by name ("Gareth:" beside "Agent:", or "Dana:" and "Marek:"): the
+    conversion tells which speaker calls in (the one not labelled as the agent, or the one who does not open
+    the call as an agent does), and what they say is their case, never a claim of the knowledge base."""
+    from citewise.engine.extractive import _units
+    from citewise.engine.records import ContextChunk
+    from citewise.kb.convert.transcript import convert_text
+
+    def callers(lines: list[str]) -> list[str] | None:
+        cues = "\n\n".join(f"00:00:{i:02d}.000 --> 00:00:{i + 1:02d}.000\n{line}" for i, line in enumerate(lines))
+        return convert_text("WEBVTT\n\n" + cues, "call.vtt").metadata.get("callers")
+
+    assert callers(["Agent: Claims, this is Dana. How can I help?", "Gareth: A pipe burst.",
+                    "Agent: The excess is £350.", "Gareth: Thanks."]) == ["Gareth"]
+    assert callers(["Dana: Thanks for calling Tidewell, Dana speaking.", "Marek: Our trial ends Friday.",
+                    "Dana: A trial can be extended once by up to 7 days.", "Marek: Great."]) == ["Marek"]
+    assert callers(["Dana: Let's go through the new refund rule.", "Marcus: Sure, what changed?",
+                    "Dana: Refunds now take 5 days.", "Marcus: Got it."]) is None  # a training talk: no caller
+    assert callers(["<v Aoife>Welcome to the coaching call.", "<v Maeve (role-play customer)>My card was declined.",
+                    "<v Ciaran>Let's take it from there.", "<v Maeve (role-play customer)>Okay."]) == [
+        "Maeve (role-play customer)"]  # a role in the voice tag
+    call = ("Dana: Thanks for calling Tidewell, Dana speaking.\n"
+            "Marek: Our trial is free for 60 days, right?\n"
+            "Dana: No, the trial lasts 21 days and can be extended once by up to 7 days.\n"
+            "Marek: The extension costs nothing, I was told it's automatic.")
+    chunk = ContextChunk("C1", "c#0", "call.srt", "call", "content", "medium", call,
+                         metadata={"source_type": "transcript", "callers": ["Marek"]})
+    quoted = [out for _, out in _units(chunk)]
+    assert not any("automatic" in q for q in quoted), quoted  # the caller's belief is no fact
+    assert any("21 days" in q for q in quoted), quoted
+
+
 def test_an_faq_entry_is_quoted_with_its_question_and_its_set_up_is_never_a_fact() -> None:
     """"My niece is 15." opens an FAQ question: quoted alone it would read as a fact of the knowledge base,
     and "No. At 15 and 16 the escort is optional." answers a question the reader never saw. Each entry is

@@ -44,6 +44,36 @@ class Segment:
     text: str
 
 
+# Who calls in, by the labels transcripts give them; the other party (an agent, or an adviser by name) answers
+CALLER_ROLES = frozenset({"customer", "caller", "client", "member", "participant", "tenant", "passenger", "renter",
+                          "patient", "student", "guest", "policyholder", "homeowner", "cardholder", "consumer",
+                          "applicant", "borrower", "traveller", "traveler", "user"})
+AGENT_ROLES = frozenset({"agent", "adviser", "advisor", "representative", "rep", "csr", "support", "specialist",
+                         "consultant", "operator", "associate", "officer", "handler", "coordinator", "banker",
+                         "counsellor", "counselor", "concierge", "host", "staff", "team"})
+# How an agent opens a call: "..., this is Dana speaking", "Thanks for calling Tidewell", "How can I help?"
+_AGENT_OPENING = re.compile(r"\b(this is [A-Z]\w+|[A-Z]\w+ speaking|(thanks?|thank you) for (calling|contacting|"
+                            r"holding)|you'?re through to|welcome to|how (can|may) I (help|assist))\b")
+
+
+def callers(segments: list[Segment]) -> list[str]:
+    """The speakers who call in: those labelled as a caller's role ("Customer"); else, in a call between
+    two speakers, the one who is not labelled as the agent ("Agent" and "Gareth": Gareth), or, both named,
+    the one who does not open the call as an agent does ("Dana: Thanks for calling ..., this is Dana"). []
+    when it cannot be told: what a caller says is then read as anyone's."""
+    speakers = list(dict.fromkeys(s.speaker for s in segments if s.speaker))
+    # the label's last word, its letters only: "Maeve (role-play customer)" is a customer
+    role = {sp: re.sub(r"[^a-z]", "", sp.lower().split()[-1]) for sp in speakers if sp.split()}
+    by_role = [sp for sp in speakers if role.get(sp) in CALLER_ROLES]
+    if by_role or len(speakers) != 2:
+        return by_role
+    agents = [sp for sp in speakers if role.get(sp) in AGENT_ROLES]
+    if len(agents) != 1:
+        opening = [s.speaker for s in segments[:4] if s.speaker and _AGENT_OPENING.search(s.text)]
+        agents = list(dict.fromkeys(opening))
+    return [sp for sp in speakers if sp not in agents] if len(agents) == 1 else []
+
+
 def seconds(stamp: str) -> float:
     """'01:02:03.500', '02:03,5' or '2:03' -> seconds."""
     stamp = stamp.replace(",", ".")
@@ -219,6 +249,8 @@ def convert_text(text: str, name: str, max_words: int = MAX_WORDS) -> Converted:
     speakers = list(dict.fromkeys(s.speaker for s in segments if s.speaker))
     if speakers:
         metadata["speakers"] = speakers
+    if calling := callers(segments):
+        metadata["callers"] = calling
     metadata["duration"] = hms(max(s.end for s in segments))
     return Converted(title=title or name, blocks=blocks, metadata=metadata, source_type="transcript")
 
