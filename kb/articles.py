@@ -22,7 +22,9 @@ from .text import addressed_sentences, clean_markdown, instruction_snippets, nam
 # 7: positions and source_type; quarantine; code blocks whole; namespace and confidentiality.
 # 8: converted documents quarantined; a transcript window per chunk; more section-heading wordings.
 # 22: one planted section of a document is held back, not the whole document (see screen).
-PARSER_VERSION = "22"
+# 23: a call's callers told by name (kb/convert/transcript.callers); the screening reads paragraphs addressed to
+#     an AI reader (kb/text.addressed_orders) and more of their readers' names: stores of 22 are screened again.
+PARSER_VERSION = "23"
 
 # heading (normalised) -> (chunk_type, tier)
 SECTION_KINDS: dict[str, tuple[str, str]] = {

@@ -528,7 +528,9 @@ _INSTRUCTION_LIKE = re.compile(
 # not), never a bare assistant, model, bot or responder (teaching assistants, bot developers, first responders).
 _AI_READER = (r"((?-i:AI|A\.I\.|IA|KI)|artificial intelligence|llms?|chatbots?|chatgpt|language models?|"
               r"answering engines?|((?-i:AI)|llm)[- ](powered|based|driven)[- ]([a-z]+[- ])?(assistants?|agents?|"
-              r"tools?|systems?|helpers?|models?)|((?-i:AI)([- ][a-z]+)?|automated|virtual|digital)[- ](assistants?|"
+              r"tools?|systems?|helpers?|models?)|((?-i:AI)([- ][a-z]+)?|automated|virtual|digital)[- ]"
+              # "automated reply tools", "virtual chat agents"
+              r"((reply|response|answer|chat|support|customer[- ]service)[- ])?(assistants?|"
               r"agents?|helpers?|responders?|systems?|tools?|models?)|(?-i:KI)-assistenten|"
               # ... or by the work it does with the page: "the answer generator", "summarizers", "whoever is
               # composing the answer", "whatever tool turns this page into customer replies", "responses
