@@ -30,7 +30,7 @@ QUESTION_TYPES: list[tuple[str, re.Pattern[str]]] = [(t, re.compile(p, re.IGNORE
                  r"(?!\s+([\w-]+\s+)?(fee|fees|cost|costs|price|prices|charge|charges|seat|seats)\b))"),
     ("date", r"\bwhen (is|are|do|does|must|should|will|can|am|did)\b|\bby when\b|\bwhat (date|day|deadline|month|"
              r"year|time)\b(?! zones?\b)|\bwhat hours\b|\b(cut-?off|closing|opening) time\b|\b(what|which) age\b|"
-             r"\bhow old\b|\bat what age\b|\bdeadline\b"),
+             r"\bhow old\b|\bat what age\b|\bdeadline\b|\bat what (point|stage|moment)\b"),
     ("percent", r"\bwhat (percent|percentage)\b|\bhow much (of|is withheld|tax|penalt)|\bwhat (interest )?rate\b|"
                 # "what is the interest rate on a loan", "what's the APR": a few words may name the product
                 r"\bwhat( (is|are|was|were|will be|would be)|'s|\u2019s) (the|my|your|their|its|an?) "
@@ -513,7 +513,8 @@ _TYPE_NOUNS = frozenset(terms("time times day days date dates month months year 
                               "costs fee fees charge charges rate rates sum kind kinds type types sort sorts range "
                               "ranges limit limits maximum minimum total size length weight height distance speed "
                               "temperature level levels period periods deductible deductibles copay copays deposit "
-                              "deposits apr apy discount discounts penalty penalties night nights"))
+                              "deposits apr apy discount discounts penalty penalties night nights point points stage "
+                              "stages moment"))
 _NAME_ENDS = frozenset({"after", "before", "on", "in", "of", "for", "per", "at", "to", "from", "with", "by", "during",
                         "under", "within"})
 _DATA_NOUNS = frozenset(terms("information info details detail data documents document documentation paperwork "

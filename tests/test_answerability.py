@@ -31,6 +31,19 @@ def test_the_words_of_a_question_type_are_not_its_focus() -> None:
     assert "fast" in subject_words("Is there a fast track lane?")  # ("how fast" asks, but "fast" can be a subject)
 
 
+def test_at_what_point_asks_when() -> None:
+    """"At what point does a downgrade take effect?" asks when (a blind SaaS KB's answer, "on the next billing
+    date", went `uncertain` as not stating "the point")."""
+    from citewise.engine.answerability import assess, named_asks
+
+    asked = "At what point does a downgrade become effective on monthly billing?"
+    assert question_type(asked) == "date" and "point" not in focus_terms(asked, set(), "date")
+    assert named_asks(asked, set()) == []
+    said = ["On monthly billing the downgrade takes effect on the 1st of the following month."]
+    assert assess(asked, said, said[0], set()).missing == []
+    assert assess("At what stage is a claim reviewed?", ["Claims are reviewed by a handler."], "", set()).missing
+
+
 def test_a_day_of_the_month_answers_when() -> None:
     from citewise.engine.answerability import sentence_types
 
