@@ -46,7 +46,8 @@ def format_required(result: dict[str, Any]) -> str:
             lines.append(f"{label}:")
             for f in fields:
                 flag = "required" if f["required"] else "optional"
-                lines.append(f"  - {f['name']} [{f['key']}] ({f['data_type']}, {flag}): {f['why_needed']}")
+                said = f" [the question says: {f['stated_in_question']}; confirm]" if "stated_in_question" in f else ""
+                lines.append(f"  - {f['name']} [{f['key']}] ({f['data_type']}, {flag}): {f['why_needed']}{said}")
     missing = result.get("missing_fields") or []
     lines.append("Missing: " + (", ".join(missing) if missing else "nothing"))
     return "\n".join(lines)

@@ -50,7 +50,8 @@ def check(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, resolution: Resolut
 
     Where no article governs but the draft is one article's, that article governs it from here on
     (`Verdict.settled`): its rules bind the claims and its data are asked for."""
-    settled = answering_article(kb, resolution, cited_docs(draft.sections, pack)) if resolution else None
+    settled = (answering_article(kb, resolution, cited_docs(draft.sections, pack), inquiry.question)
+               if resolution else None)
     bound = settled or resolution
     rules = context_rules(kb, pack.chunks)
     checked = verify(draft.sections, pack.chunks, rules, support_threshold=ctx.support_threshold,

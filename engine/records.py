@@ -123,6 +123,7 @@ class Resolution:
     missing: list[str] = field(default_factory=list)
     invalid: dict[str, str] = field(default_factory=dict)
     collected: dict[str, Any] = field(default_factory=dict)
+    stated: dict[str, Any] = field(default_factory=dict)  # field key -> value the question states (engine/stated)
     notes: dict[str, Any] = field(default_factory=dict)
     named_by_data: bool = False  # the caller's collected data is this article's fields (see resolve)
 

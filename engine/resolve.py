@@ -37,6 +37,7 @@ from .privacy import SENSITIVE_PLACEHOLDER, masked, refused_value_masked
 from .records import ArticleCandidate, FieldSpec, Inquiry, Resolution
 from .score import relevant
 from .search import search
+from .stated import stated_data
 
 RULE_TYPES = ["required_data", "eligibility", "business_rules"]
 PARALLEL_MARGIN = 0.85  # a parallel article within this share of the best score is a tie (chosen on dev)
@@ -140,6 +141,7 @@ def resolve(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, collected: dict[s
             fields += [replace(f, article_id=best.article_id) for f in extra]
             out.notes["model_fields"] = {"added": [f.key for f in extra], **notes}
     missing, invalid, _ = check_collected(fields, collected, choices, declared_keys(kb))
+    out.stated = stated_data(inquiry.question, fields, collected)
     out.collected = withhold_sensitive(fields, collected)
     out.article_id, out.title = best.article_id, best.title
     out.tied, out.choices, out.fields = tied, choices, fields
@@ -166,7 +168,8 @@ def declared_keys(kb: KnowledgeBase) -> set[str]:
 SETTLE_MARGIN = 0.9
 
 
-def answering_article(kb: KnowledgeBase, resolution: Resolution, cited: set[str]) -> Resolution | None:
+def answering_article(kb: KnowledgeBase, resolution: Resolution, cited: set[str],
+                      question: str) -> Resolution | None:
     """Where a plain document led the search (no article governs) but the draft cites one article and nothing
     else, and that article also leads the article ranking clearly (SETTLE_MARGIN), it governs what the answer
     says: its rules bind the claims, its Always-rules are said and its required data are asked for, as any
@@ -183,6 +186,7 @@ def answering_article(kb: KnowledgeBase, resolution: Resolution, cited: set[str]
     missing, invalid, _ = check_collected(fields, resolution.collected, {}, declared_keys(kb))
     return replace(resolution, covered=True, lead_document=None, article_id=article_id, title=info.title,
                    fields=fields, missing=missing, invalid={**resolution.invalid, **invalid},
+                   stated=stated_data(question, fields, resolution.collected),
                    collected=withhold_sensitive(fields, resolution.collected),
                    confidence=article_confidence(ranked, resolution.relevance.score))
 
@@ -608,6 +612,8 @@ def output_fields(resolution: Resolution) -> dict[str, Any]:
                "article_id": f.article_id, "chunk_id": f.chunk_id}
         if f.source:
             out["source"] = f.source
+        if f.key in resolution.stated:  # for the agent to confirm: never counted as collected
+            out["stated_in_question"] = resolution.stated[f.key]
         if f.article_ids:
             out["article_ids"] = list(f.article_ids)
         return out
@@ -631,6 +637,7 @@ def missing_data_request(resolution: Resolution, question: str) -> dict[str, Any
         item = {"key": f.key, "name": display_text(f.name, 120), "data_type": f.data_type, "required": f.required,
                 "description": display_text(f.description, 300), "why_needed": display_text(f.why_needed, 300),
                 "choices": [display_text(c, 120) for c in f.choices],
+                "stated_in_question": resolution.stated.get(f.key),
                 "reason": masked(resolution.invalid.get(f.key, ""))}
         items.append({k: v for k, v in item.items() if v not in (None, "", [])})
     return {"kind": "missing_data", "question": question, "article_id": resolution.article_id,

@@ -785,7 +785,7 @@ def test_an_answer_settles_on_its_article_only_where_the_article_ranking_clearly
         ranked += [ArticleCandidate("other", "Other", runner_up)] if runner_up is not None else []
         resolution = Resolution(covered=False, relevance=Relevance(0.8, 0.6, 0.7, 1.0), candidates=ranked,
                                 lead_document=lead)
-        return answering_article(kb, resolution, {"northwind-loan"} if cited is None else cited)
+        return answering_article(kb, resolution, {"northwind-loan"} if cited is None else cited, "")
 
     settled = led(None)
     assert settled is not None and settled.article_id == "northwind-loan" and settled.missing == ["vested_balance"]

@@ -1,0 +1,89 @@
+"""Values read out of the question for the agent to confirm (engine/stated.py), measured on two probes
+written blind by helpers.
+
+    python -m citewise.evals.stated [--json]
+
+tests/data/stated/probe{1,2}.yaml: customers' messages about an article of the example KBs, each with the
+currency, number and date fields whose value the message truly states (as a careful agent would take it),
+among traps (thresholds, rule quotes, negations, other people's cases, another field's figure, ambiguous or
+corrected figures). The writers read only the articles' Required data sections. Probe 1 is split by the
+eval sets' rule (sha256 of the id): the reader's guards were chosen on its dev half, though three of its
+test half's false values (a correction, "no wait", "after 14 days") were seen before the split; probe 2 was
+written after the code was frozen and is the held-out number. A value counts as right when it normalises
+(validate_value) to the expected one; precision is over the values shown, recall over the values written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+import yaml
+
+from .questions import ROOT, split_of
+
+DATA = ROOT / "tests" / "data" / "stated"
+PROBES = {"probe1 dev": ("probe1", "dev"), "probe1 test": ("probe1", "test"), "probe2": ("probe2", None)}
+
+
+def article_fields() -> dict[str, list[Any]]:
+    """Each example article's Required data fields, by article id."""
+    from ..engine.records import FieldSpec
+    from ..kb.articles import parse_markdown
+    from ..kb.fields import parse_required_data
+
+    out: dict[str, list[Any]] = {}
+    for path in sorted((ROOT / "examples").glob("kb*/**/*.md")):
+        doc = parse_markdown(path.read_text(encoding="utf-8"), source=str(path), default_id=path.stem,
+                             default_title=path.stem)
+        fields = [f for s in doc.sections if s.chunk_type == "required_data" for f in parse_required_data(s.text)[0]]
+        out[doc.doc_id] = [FieldSpec(f.key, f.name, f.data_type, f.required, f.description, sensitive=f.sensitive)
+                           for f in fields]
+    return out
+
+
+def evaluate() -> dict[str, Any]:
+    from ..engine.privacy import masked
+    from ..engine.stated import stated_data
+    from ..kb.fields import validate_value
+
+    fields = article_fields()
+    out: dict[str, Any] = {}
+    for label, (name, split) in PROBES.items():
+        rows = yaml.safe_load((DATA / f"{name}.yaml").read_text(encoding="utf-8"))
+        right = shown = written = 0
+        for row in rows:
+            if split is not None and split_of(row["id"]) != split:
+                continue
+            kinds = {f.key: f for f in fields[row["article"]]}
+            # the question reaches the engine masked (engine/inquiry.py), as here
+            found = stated_data(masked(row["message"]), fields[row["article"]], {})
+            got, expected = ({k: validate_value(kinds[k].data_type, v, kinds[k].words)[1] for k, v in values.items()}
+                             for values in (found, row["expect"]))
+            right += sum(1 for k, v in got.items() if k in expected and expected[k] == v)
+            shown, written = shown + len(got), written + len(expected)
+        out[label] = {"messages": sum(1 for r in rows if split is None or split_of(r["id"]) == split),
+                      "values_written": written, "values_shown": shown, "right": right,
+                      "precision": round(right / shown, 3) if shown else None,
+                      "recall": round(right / written, 3) if written else None}
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m citewise.evals.stated", description=__doc__.splitlines()[0])
+    parser.add_argument("--json", action="store_true", help="print JSON only")
+    args = parser.parse_args(argv)
+    report = evaluate()
+    print(json.dumps(report, indent=2))
+    if not args.json:
+        print("\n| probe | messages | values written | shown | right | precision | recall |")
+        print("|---|---|---|---|---|---|---|")
+        for label, e in report.items():
+            print(f"| {label} | {e['messages']} | {e['values_written']} | {e['values_shown']} | {e['right']} "
+                  f"| {e['precision']} | {e['recall']} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
