@@ -878,8 +878,8 @@ def figure_years(claims: list[str]) -> set[str]:
 
 def unnamed_facets(detected: dict[str, list[str]], article_metadata: dict[str, object]) -> list[str]:
     """Facet values the question names that the answer's article does not carry (the search had to drop
-    them to find anything): the KB has nothing for them. Topics are matched loosely, so only the other
-    facets (record keeper, plan type) count."""
+    them to find anything): the KB has nothing for them ("Corvane", "grant or loan": one entry per facet).
+    Topics are matched loosely, so only the other facets (record keeper, plan type) count."""
     missing = []
     for facet, values in detected.items():
         if facet == "topic" or not values:
@@ -889,5 +889,5 @@ def unnamed_facets(detected: dict[str, list[str]], article_metadata: dict[str, o
         if any(is_universal(v, facet) for v in have_values if v is not None):
             continue  # "plan_type: all aid" carries whichever plan type the question names
         if not set(values) & {str(v) for v in have_values if v is not None}:
-            missing.append(f"anything for {' or '.join(values)}")
+            missing.append(" or ".join(values))
     return missing

@@ -90,7 +90,7 @@ def check(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, resolution: Resolut
                    violations=violations, passed=blocking == 0, confidence=conf, parts=parts,
                    dropped=checked.dropped, note=note, notes=notes,
                    needs_review=bool(resolution and resolution.conflicts) or bool(held), unanswered=unanswered,
-                   settled=settled)
+                   unserved=unserved_facets(kb, inquiry, resolution), settled=settled)
 
 
 def answer_focus(kb: KnowledgeBase, question: str, sections: list[Section],
@@ -118,8 +118,7 @@ def answered_or_missing(kb: KnowledgeBase, inquiry: Inquiry, resolution: Resolut
     facet_terms = {t for values in inquiry.detected_facets.values() for v in values for t in term_set(v)}
     missing = assess(inquiry.question, claims, pack.text, facet_terms,
                      synonym_alternatives(kb, inquiry.question)).missing
-    if resolution is not None and resolution.relaxed and resolution.article_id in kb.docs:
-        missing += unnamed_facets(inquiry.detected_facets, kb.docs[resolution.article_id].metadata)
+    missing += [f"anything for {value}" for value in unserved_facets(kb, inquiry, resolution)]
     missing += providers_unanswered(kb, inquiry, pack, sections)
     # A year the question names that the answer's document never mentions: the KB has nothing for it.
     source = (resolution.article_id if resolution and resolution.article_id
@@ -128,6 +127,14 @@ def answered_or_missing(kb: KnowledgeBase, inquiry: Inquiry, resolution: Resolut
         text = " ".join(c.text for c in kb.chunks_of(source))
         missing += [f"anything about {y}" for y in sorted(question_years(inquiry.question)) if y not in text]
     return missing
+
+
+def unserved_facets(kb: KnowledgeBase, inquiry: Inquiry, resolution: Resolution | None) -> list[str]:
+    """The facet values the question names (a provider, a plan type) that the governing article does not
+    carry, where the search had to drop them to find anything: the KB has nothing for them."""
+    if resolution is None or not resolution.relaxed or resolution.article_id not in kb.docs:
+        return []
+    return unnamed_facets(inquiry.detected_facets, kb.docs[resolution.article_id].metadata)
 
 
 def cited_docs(sections: list[Section], pack: ContextPack) -> set[str]:

@@ -217,20 +217,34 @@ def uncertain(ctx: Context, inquiry: Inquiry, verdict: Verdict | None, pack: Con
     missing_parts = []
     if uncovered:
         missing_parts.append("the knowledge base says nothing about: " + ", ".join(uncovered[:8]))
-    if missing:
+    elsewhere = verdict is not None and bool(verdict.unserved) and artifact is None
+    if missing and not elsewhere:  # (another provider's article asks for its own provider's data)
         missing_parts.append("data still to collect: " + ", ".join(missing))
     sections = verdict.sections if verdict else []
     head = "I'm not certain this fully answers the question (" + "; ".join(reasons or ["low evidence"]) + ")."
     if missing_parts:
         head += " Missing: " + "; ".join(missing_parts) + "."
+    out: dict[str, Any] = {}
+    if elsewhere and verdict is not None:
+        # the article found is another provider's: its rules, figures and data are not that provider's
+        sections, out["citations"] = [], []
+        out.update(required_fields=dict(EMPTY_FIELDS), missing_fields=[])
+        head += (f" The knowledge base covers this only for another {_named_by(verdict)}; its rules are not "
+                 f"quoted here, as they may not hold for {' or '.join(verdict.unserved)}.")
     body = artifact.markdown if artifact is not None else render_text(sections)
     text = head + ("\n\nWhat the knowledge base does support:\n" + body if body else "")
     if verdict is not None and verdict.note and artifact is None:  # (an artifact's markdown carries it already)
         text = f"{verdict.note}\n\n{text}"  # two articles disagree, a passage was held back: said here too
-    return {"decision": "uncertain", "needs_review": True,
+    return {**out, "decision": "uncertain", "needs_review": True,
             "response": {"text": text, "sections": dump(sections)},
             "review": review(verdict.dropped if verdict else []),
             "metadata": {"uncertain_reasons": reasons, "uncovered_terms": uncovered}}
+
+
+def _named_by(verdict: Verdict) -> str:
+    """"provider": what the unserved values are, in words (the cited article's title names which one)."""
+    titles = sorted({c.title for c in verdict.citations})
+    return "provider" + (f" ({'; '.join(titles)})" if titles else "")
 
 
 # --- metadata: what each step reports (the graph's nodes and engine.answer report the same) --------

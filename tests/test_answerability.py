@@ -1898,3 +1898,22 @@ def test_working_days_and_hyphenated_periods_answer_how_long() -> None:
                     {"oriel"})
     assert answer.missing == [], answer.missing
     assert "duration" not in sentence_types("Claims cost £10 per day of hire.")
+
+
+def test_another_provider_s_article_is_named_not_quoted(tmp_path) -> None:
+    """"What is the loan setup fee at Contoso?" where only Northwind has a loan article: the search has to drop
+    Contoso to find anything, so what it finds is Northwind's rules. They are not quoted as the answer (nor its
+    data asked for): the answer says the KB covers this only for another provider, and stays `uncertain`. (A
+    blind SaaS KB's test half: Corvane's SSO asked, Quillstone's "$3 per user per month" shown.)"""
+    from citewise import api
+
+    contoso = ("---\nid: contoso-disputes\ntitle: Card disputes at Contoso\nrecord_keeper: Contoso\n"
+               "topic: dispute\n---\n## Business rules\n- A card dispute must be filed within 110 days.\n")
+    home = northwind_home(tmp_path, {"contoso-disputes.md": contoso}, fields=True)
+    out = api.ask("What is the loan setup fee at Contoso?", home=home, confidence_threshold=0.0)
+    text = out["response"]["text"]
+    assert out["decision"] == "uncertain" and out["metadata"]["required_data"]["facets_relaxed"], out["metadata"]
+    assert "$75" not in text and "only for another provider" in text and "Northwind savings plan loans" in text
+    assert out["citations"] == [] and out["missing_fields"] == [] and out["response"]["sections"] == []
+    own = api.ask("What is the loan setup fee at Northwind?", home=home, confidence_threshold=0.0)
+    assert "$75" in own["response"]["text"] and own["citations"]
