@@ -60,6 +60,7 @@ SETS = {
     "rental": EvalSet("rental", ROOT / "examples" / "questions-rental.yaml", ROOT / "examples" / "kb-rental"),
     "parcels": EvalSet("parcels", ROOT / "examples" / "questions-parcels.yaml", ROOT / "examples" / "kb-parcels"),
     "homeins": EvalSet("homeins", ROOT / "examples" / "questions-homeins.yaml", ROOT / "examples" / "kb-homeins"),
+    "saas": EvalSet("saas", ROOT / "examples" / "questions-saas.yaml", ROOT / "examples" / "kb-saas"),
 }
 
 
