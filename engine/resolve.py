@@ -32,7 +32,15 @@ from .answerability import (
     sentence_types,
     with_compounds,
 )
-from .facets import asked_providers, combine_filters, facet_clause, filter_keys, is_universal, universal_values
+from .facets import (
+    asked_providers,
+    combine_filters,
+    facet_clause,
+    facet_filter,
+    filter_keys,
+    is_universal,
+    universal_values,
+)
 from .privacy import SENSITIVE_PLACEHOLDER, masked, refused_value_masked
 from .records import ArticleCandidate, FieldSpec, Inquiry, Resolution
 from .score import relevant
@@ -71,7 +79,11 @@ def resolve(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, collected: dict[s
     collected = dict(inquiry.collected_data if collected is None else collected)
     chosen, bad_facets = chosen_facets(kb, collected, inquiry.access)
     given = (facet_clause(f, v, universal_values(f, kb.facets.get(f, []))) for f, v in chosen.items())
-    facet_filters = combine_filters(inquiry.facet_filters, *given)
+    detected = inquiry.facet_filters
+    if topic_the_data_overrules(kb, inquiry, collected):  # the words named one topic, the data another's article
+        detected = facet_filter({f: v for f, v in inquiry.detected_facets.items() if f != "topic"}, inquiry.filters,
+                                kb.facets)
+    facet_filters = combine_filters(detected, *given)
     # One model call per question reranks the context (in retrieval); ranking articles stays heuristic.
     strategy = "heuristic" if ctx.reranker == "llm" else ctx.reranker
     rule_hits = search(kb, ctx, inquiry, facet_filters=facet_filters, k=SEARCH_DEPTH, strategy=strategy,
@@ -435,6 +447,21 @@ def article_the_data_names(kb: KnowledgeBase, candidates: list[ArticleCandidate]
     if filled and filled[0][0] >= DATA_FIELDS and (len(filled) == 1 or filled[0][0] > filled[1][0]):
         return filled[0][1]
     return None
+
+
+def topic_the_data_overrules(kb: KnowledgeBase, inquiry: Inquiry, collected: dict[str, Any]) -> bool:
+    """Whether the caller's data names an article (article_the_data_names, over the named provider's articles)
+    of another topic than the one a word of the question named: "...with 20 seats. Can we drop to Team?" with
+    the plan-change article's five fields collected is a plan change, not the seats article's, and the topic
+    filter the word "seats" set would keep the plan-change article out of the search."""
+    topics = inquiry.detected_facets.get("topic") or []
+    if not topics or "topic" in filter_keys(inquiry.filters) or len(collected) < DATA_FIELDS:
+        return False
+    providers = set(inquiry.detected_facets.get(PROVIDER) or [])
+    pool = [ArticleCandidate(d, info.title, 0.0) for d, info in kb.docs.items()
+            if info.structured and (not providers or info.metadata.get(PROVIDER) in providers)]
+    named = article_the_data_names(kb, pool, collected)
+    return named is not None and kb.docs[named].metadata.get("topic") not in topics
 
 
 def filled_fields(fields: list[FieldSpec], collected: dict[str, Any]) -> list[FieldSpec]:

@@ -324,3 +324,29 @@ def test_collected_data_that_is_one_article_s_fields_names_the_article(tmp_path:
         assert out["decision"] != "out_of_scope", out["decision"]
         assert out["article_reference"]["article_id"] == "fenwick-pre-existing", out["article_reference"]
         assert "Clean Slate review" in out["response"]["text"], out["response"]["text"]
+
+
+def test_the_callers_data_outranks_a_topic_one_word_of_the_question_names(tmp_path: Path) -> None:
+    """"We have 20 seats. Can we drop to Team?" names the topic "seats" by a word, and that topic's filter
+    keeps the plan-change article out of the search; but the data collected is the plan-change article's
+    (a blind SaaS KB's dev half): the data decides. Without the data, the words do."""
+    from citewise.kb.ingest import ingest
+
+    src = tmp_path / "kb"
+    src.mkdir()
+    head = "---\nid: {id}\ntitle: {title}\nrecord_keeper: Quillstone\ntopic: {topic}\n---\n"
+    (src / "plan.md").write_text(head.format(id="plan-change", title="Changing plans", topic="plan_change")
+                                 + "## Business rules\n- An annual downgrade takes effect at renewal.\n"
+                                 "## Required data\n- Current plan (text, required, plan): The plan now.\n"
+                                 "- Requested plan (text, required, participant): The plan wanted.\n"
+                                 "- Billing cycle (text, required, plan): Monthly or annual.\n")
+    (src / "seats.md").write_text(head.format(id="seat-changes", title="Adding and removing seats", topic="seats")
+                                  + "## Business rules\n- Seats can be added at any time; on annual plans seats "
+                                  "drop only at renewal.\n- Minimum paid seats: 3 on Team.\n")
+    ingest([src], tmp_path / "home", progress=False)
+    question = "We're on Quillstone Business with 20 seats. Can we drop to Team now?"
+    data = {"current_plan": "Business", "requested_plan": "Team", "billing_cycle": "annual"}
+    out = api.ask(question, home=tmp_path / "home", collected_data=data)
+    assert out["article_reference"]["article_id"] == "plan-change" and out["decision"] == "can_proceed", out
+    plain = api.ask(question, home=tmp_path / "home")
+    assert plain["article_reference"]["article_id"] == "seat-changes", plain["article_reference"]
