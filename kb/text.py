@@ -528,10 +528,11 @@ _INSTRUCTION_LIKE = re.compile(
 # not), never a bare assistant, model, bot or responder (teaching assistants, bot developers, first responders).
 _AI_READER = (r"((?-i:AI|A\.I\.|IA|KI)|artificial intelligence|llms?|chatbots?|chatgpt|language models?|"
               r"answering engines?|((?-i:AI)|llm)[- ](powered|based|driven)[- ]([a-z]+[- ])?(assistants?|agents?|"
-              r"tools?|systems?|helpers?|models?)|((?-i:AI)([- ][a-z]+)?|automated|virtual|digital)[- ]"
-              # "automated reply tools", "virtual chat agents"
-              r"((reply|response|answer|chat|support|customer[- ]service)[- ])?(assistants?|"
-              r"agents?|helpers?|responders?|systems?|tools?|models?)|(?-i:KI)-assistenten|"
+              r"tools?|systems?|helpers?|models?)|((?-i:AI)([- ][a-z]+)?|automated|virtual|digital)[- ](assistants?|"
+              r"agents?|helpers?|responders?|systems?|tools?|models?)|"
+              # "automated reply tools" (not "virtual support agents": remote staff)
+              r"automated[- ](reply|response|answer)[- ](assistants?|agents?|helpers?|systems?|tools?|models?)|"
+              r"(?-i:KI)-assistenten|"
               # ... or by the work it does with the page: "the answer generator", "summarizers", "whoever is
               # composing the answer", "whatever tool turns this page into customer replies", "responses
               # generated from this article" (not "whoever answers the phone")
