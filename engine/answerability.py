@@ -30,7 +30,7 @@ QUESTION_TYPES: list[tuple[str, re.Pattern[str]]] = [(t, re.compile(p, re.IGNORE
                  r"(?!\s+([\w-]+\s+)?(fee|fees|cost|costs|price|prices|charge|charges|seat|seats)\b))"),
     ("date", r"\bwhen (is|are|do|does|must|should|will|can|am|did)\b|\bby when\b|\bwhat (date|day|deadline|month|"
              r"year|time)\b(?! zones?\b)|\bwhat hours\b|\b(cut-?off|closing|opening) time\b|\b(what|which) age\b|"
-             r"\bhow old\b|\bat what age\b|\bdeadline\b|\bat what (point|stage|moment)\b"),
+             r"\bhow old\b|\bat what age\b|\bdeadline\b"),
     ("percent", r"\bwhat (percent|percentage)\b|\bhow much (of|is withheld|tax|penalt)|\bwhat (interest )?rate\b|"
                 # "what is the interest rate on a loan", "what's the APR": a few words may name the product
                 r"\bwhat( (is|are|was|were|will be|would be)|'s|\u2019s) (the|my|your|their|its|an?) "
@@ -501,8 +501,9 @@ WHAT = {"amount": "the amount", "percent": "the percentage", "date": "when", "du
 # to three words, then the verb), which an answer states by that name. Not "which": it picks one of a
 # kind, and the answer names the one ("which extra do I need" -> "httpx[socks]"), not the kind; not a
 # name that opens with a function word ("what *if my card* is stolen", "what *does Contoso* do").
-_NAMED_ASK = re.compile(r"\b(what|how many) (?!(?:if|of|about|does|do|did|is|are|was|were|will|would|can|could|should|"
-                        r"else|happens|kind|sort|type|the|a|an|my|your|our|their|this|that)\b)"
+# ("*at* what point / stage / moment does ...": when, or on what condition, not a thing named "point")
+_NAMED_ASK = re.compile(r"(?<!\bat )\b(what|how many) (?!(?:if|of|about|does|do|did|is|are|was|were|will|would|can|"
+                        r"could|should|else|happens|kind|sort|type|the|a|an|my|your|our|their|this|that)\b)"
                         r"((?:[a-z][a-z-]* ){0,2}?[a-z][a-z-]*) (do|does|did|is|are|was|were|"
                         r"will|would|can|could|should|must|has|have|applies|apply)\b", re.IGNORECASE)
 # A name that ends in a word of the question's type or a quantity ("what *annual fee*", "how many *business
@@ -513,8 +514,7 @@ _TYPE_NOUNS = frozenset(terms("time times day days date dates month months year 
                               "costs fee fees charge charges rate rates sum kind kinds type types sort sorts range "
                               "ranges limit limits maximum minimum total size length weight height distance speed "
                               "temperature level levels period periods deductible deductibles copay copays deposit "
-                              "deposits apr apy discount discounts penalty penalties night nights point points stage "
-                              "stages moment"))
+                              "deposits apr apy discount discounts penalty penalties night nights"))
 _NAME_ENDS = frozenset({"after", "before", "on", "in", "of", "for", "per", "at", "to", "from", "with", "by", "during",
                         "under", "within"})
 _DATA_NOUNS = frozenset(terms("information info details detail data documents document documentation paperwork "

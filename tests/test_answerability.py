@@ -31,17 +31,20 @@ def test_the_words_of_a_question_type_are_not_its_focus() -> None:
     assert "fast" in subject_words("Is there a fast track lane?")  # ("how fast" asks, but "fast" can be a subject)
 
 
-def test_at_what_point_asks_when() -> None:
-    """"At what point does a downgrade take effect?" asks when (a blind SaaS KB's answer, "on the next billing
-    date", went `uncertain` as not stating "the point")."""
+def test_at_what_point_names_no_thing_to_state() -> None:
+    """"At what point does a downgrade take effect?" asks when or on what condition, not for a thing named
+    "point" (a blind SaaS KB's right answer, "on the next billing date", went `uncertain` as not stating "the
+    point"); "how many points", "what stage is my claim at" still name what the answer must state (review)."""
     from citewise.engine.answerability import assess, named_asks
 
     asked = "At what point does a downgrade become effective on monthly billing?"
-    assert question_type(asked) == "date" and "point" not in focus_terms(asked, set(), "date")
     assert named_asks(asked, set()) == []
-    said = ["On monthly billing the downgrade takes effect on the 1st of the following month."]
+    said = ["On monthly billing the downgrade takes effect on the next billing date."]
     assert assess(asked, said, said[0], set()).missing == []
-    assert assess("At what stage is a claim reviewed?", ["Claims are reviewed by a handler."], "", set()).missing
+    step = ["Upload your ID after you submit the application form."]
+    assert assess("At what point in the process do I upload my ID?", step, step[0], set()).missing == []
+    assert named_asks("How many points do I need for Gold status?", set()) == [("points", "point")]
+    assert named_asks("What stage is my claim at?", set()) == [("stage", "stage")]
 
 
 def test_a_day_of_the_month_answers_when() -> None:
