@@ -282,8 +282,8 @@ class Verdict:
     notes: dict[str, Any] = field(default_factory=dict)
     needs_review: bool = False  # e.g. two articles claim to govern the inquiry
     unanswered: list[str] = field(default_factory=list)  # what the question asks that the KB does not state
-    # the providers (plan types...) the question names that the answer's article is not for: the search had to
-    # drop them to find anything, so the article's rules are another provider's (engine.check.unserved_facets)
+    # the providers the question names where the answer's article is another provider's: the search had to
+    # drop them to find anything (engine.check.other_providers)
     unserved: list[str] = field(default_factory=list)
     # where no article governed but the answer is one article's: the resolution with that article governing
     # (engine.resolve.answering_article), whose data the decision asks for

@@ -1920,3 +1920,20 @@ def test_another_provider_s_article_is_named_not_quoted(tmp_path) -> None:
     assert out["citations"] == [] and out["missing_fields"] == [] and out["response"]["sections"] == []
     own = api.ask("What is the loan setup fee at Northwind?", home=home, confidence_threshold=0.0)
     assert "$75" in own["response"]["text"] and own["citations"]
+
+
+
+def test_a_plan_type_the_article_does_not_carry_is_still_answered_from_it(tmp_path) -> None:
+    """(Review) "Can I use SSO on the Northwind Team plan?" where Northwind's SSO article is for the Business
+    plan: the article is the named provider's own, and "SSO is available on the Business plan only" answers."""
+    from citewise import api
+
+    head = "---\nid: {id}\ntitle: {title}\nrecord_keeper: Northwind\nplan_type: {plan}\ntopic: {topic}\n---\n"
+    sso = head.format(id="northwind-sso", title="Northwind single sign-on", plan="Business", topic="sso") + (
+        "## Business rules\n- SSO is available on the Business plan only.\n- SSO setup takes one business day.\n")
+    seats = head.format(id="northwind-seats", title="Northwind seats", plan="Team", topic="seats") + (
+        "## Business rules\n- The Team plan has at most 20 seats.\n")
+    home = northwind_home(tmp_path, {"northwind-sso.md": sso, "northwind-seats.md": seats}, fields=True)
+    out = api.ask("Can I use SSO on the Northwind Team plan?", home=home, confidence_threshold=0.0)
+    assert "Business plan only" in out["response"]["text"], out["response"]["text"]
+    assert "only for another provider" not in out["response"]["text"] and out["citations"]
