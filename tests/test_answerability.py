@@ -1127,6 +1127,16 @@ def test_a_caller_labelled_by_name_is_told_from_the_agent() -> None:
                     "Dana: A trial can be extended once by up to 7 days.", "Marek: Great."]) == ["Marek"]
     assert callers(["Dana: Let's go through the new refund rule.", "Marcus: Sure, what changed?",
                     "Dana: Refunds now take 5 days.", "Marcus: Got it."]) is None  # a training talk: no caller
+    # (review) what a caller says too is no sign of the agent: then nobody is taken for the caller
+    assert callers(["Priya: Good morning, Tidewell billing.", "Marek: Hi, this is Marek from Brightfield.",
+                    "Priya: The trial lasts 21 days.", "Marek: OK."]) is None
+    assert callers(["Priya: Hi Marek, it's Priya returning your call.", "Marek: Thanks for calling me back.",
+                    "Priya: The trial lasts 21 days.", "Marek: Great."]) is None
+    assert callers(["Marek: Hi, thanks for picking up.", "Dana: Thanks for calling Tidewell.",
+                    "Marek: OK.", "Dana: Bye."]) is None  # the opening is not the first turn's
+    assert callers(["Staff Member: Hello.", "Customer: My card.", "Staff Member: Fine.", "Customer: OK."]) == [
+        "Customer"]
+    assert callers(["Agent Dana: Hi.", "Marek: Welcome to you too.", "Agent Dana: OK.", "Marek: Bye."]) == ["Marek"]
     assert callers(["<v Aoife>Welcome to the coaching call.", "<v Maeve (role-play customer)>My card was declined.",
                     "<v Ciaran>Let's take it from there.", "<v Maeve (role-play customer)>Okay."]) == [
         "Maeve (role-play customer)"]  # a role in the voice tag

@@ -47,30 +47,39 @@ class Segment:
 # Who calls in, by the labels transcripts give them; the other party (an agent, or an adviser by name) answers
 CALLER_ROLES = frozenset({"customer", "caller", "client", "member", "participant", "tenant", "passenger", "renter",
                           "patient", "student", "guest", "policyholder", "homeowner", "cardholder", "consumer",
-                          "applicant", "borrower", "traveller", "traveler", "user"})
+                          "applicant", "borrower", "traveller", "traveler", "user", "holder"})
 AGENT_ROLES = frozenset({"agent", "adviser", "advisor", "representative", "rep", "csr", "support", "specialist",
                          "consultant", "operator", "associate", "officer", "handler", "coordinator", "banker",
-                         "counsellor", "counselor", "concierge", "host", "staff", "team"})
-# How an agent opens a call: "..., this is Dana speaking", "Thanks for calling Tidewell", "How can I help?"
-_AGENT_OPENING = re.compile(r"\b(this is [A-Z]\w+|[A-Z]\w+ speaking|(thanks?|thank you) for (calling|contacting|"
-                            r"holding)|you'?re through to|welcome to|how (can|may) I (help|assist))\b")
+                         "counsellor", "counselor", "concierge", "host", "staff", "team", "employee"})
+# How only an agent opens a call: "Thanks for calling Tidewell", "Dana speaking", "How can I help?" (not "this
+# is Marek from Brightfield", nor "thanks for calling me back": a caller says those too)
+_AGENT_OPENING = re.compile(r"\b((thanks|thank you) for (calling|contacting)\b(?! (me|us)\b)|(?-i:[A-Z])\w+ speaking\b|"
+                            r"you'?re through to\b|how (can|may) i (help|assist)\b)", re.IGNORECASE)
+
+
+def _role(label: str) -> str:
+    """"agent", "caller" or "" by the label's words, letters only: "Maeve (role-play customer)" is a caller,
+    "Agent Dana" and "Staff Member" agents (a word of either kind makes an agent)."""
+    said = {re.sub(r"[^a-z]", "", w) for w in label.lower().split()}
+    return "agent" if said & AGENT_ROLES else "caller" if said & CALLER_ROLES else ""
 
 
 def callers(segments: list[Segment]) -> list[str]:
     """The speakers who call in: those labelled as a caller's role ("Customer"); else, in a call between
-    two speakers, the one who is not labelled as the agent ("Agent" and "Gareth": Gareth), or, both named,
-    the one who does not open the call as an agent does ("Dana: Thanks for calling ..., this is Dana"). []
-    when it cannot be told: what a caller says is then read as anyone's."""
+    two speakers, the one not labelled as the agent ("Agent" and "Gareth": Gareth), or, both named, the
+    other one where the call's first turn opens as only an agent's does ("Dana: Thanks for calling Tidewell")
+    and the other speaker's first turns do not. [] whenever it cannot be told: what a caller says is then
+    read as anyone's, as before."""
     speakers = list(dict.fromkeys(s.speaker for s in segments if s.speaker))
-    # the label's last word, its letters only: "Maeve (role-play customer)" is a customer
-    role = {sp: re.sub(r"[^a-z]", "", sp.lower().split()[-1]) for sp in speakers if sp.split()}
-    by_role = [sp for sp in speakers if role.get(sp) in CALLER_ROLES]
+    roles = {sp: _role(sp) for sp in speakers}
+    by_role = [sp for sp in speakers if roles[sp] == "caller"]
     if by_role or len(speakers) != 2:
         return by_role
-    agents = [sp for sp in speakers if role.get(sp) in AGENT_ROLES]
-    if len(agents) != 1:
-        opening = [s.speaker for s in segments[:4] if s.speaker and _AGENT_OPENING.search(s.text)]
-        agents = list(dict.fromkeys(opening))
+    agents = [sp for sp in speakers if roles[sp] == "agent"]
+    if not agents:
+        turns = [s for s in segments if s.speaker][:4]
+        opening = {s.speaker for s in turns if _AGENT_OPENING.search(s.text)}
+        agents = [turns[0].speaker] if turns and opening == {turns[0].speaker} else []
     return [sp for sp in speakers if sp not in agents] if len(agents) == 1 else []
 
 
