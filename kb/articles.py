@@ -24,7 +24,8 @@ from .text import addressed_sentences, clean_markdown, instruction_snippets, nam
 # 22: one planted section of a document is held back, not the whole document (see screen).
 # 23: a call's callers told by name (kb/convert/transcript.callers); the screening reads paragraphs addressed to
 #     an AI reader (kb/text.addressed_orders) and more of their readers' names: stores of 22 are screened again.
-PARSER_VERSION = "23"
+# 24: callers told only by what a caller never says; virtual/digital support agents are staff.
+PARSER_VERSION = "24"
 
 # heading (normalised) -> (chunk_type, tier)
 SECTION_KINDS: dict[str, tuple[str, str]] = {
