@@ -80,9 +80,9 @@ def answer_request(kb: KnowledgeBase, inquiry: Inquiry, resolution: Resolution |
 
 def given_fields(resolution: Resolution | None) -> list[str]:
     """Names only, never values: the answer weighs what the case is about, and personal data stays out."""
-    if resolution is None or not (resolution.collected or resolution.stated):
+    if resolution is None or not resolution.collected:
         return []
-    given = {normalize_key(k) for k in (*resolution.collected, *resolution.stated)}
+    given = {normalize_key(k) for k in resolution.collected}
     return [f.name for f in resolution.fields if normalize_key(f.key) in given and not f.choices]
 
 
@@ -93,12 +93,12 @@ def case_figures(resolution: Resolution | None) -> set[str]:
     """The figures of the caller's case: the values of the governing article's amount, number and date
     fields (numbers of 2 or more; a date as its day of the month), from the data as resolve keeps it (a
     sensitive field's value withheld). A text field's digits (an account number) are no figure."""
-    if resolution is None or not (resolution.collected or resolution.stated):
+    if resolution is None or not resolution.collected:
         return set()
     numeric = {normalize_key(f.key): f.data_type for f in resolution.fields
                if f.data_type in ("currency", "number", "date") and not f.sensitive}
     out: set[str] = set()
-    for key, value in {**resolution.stated, **resolution.collected}.items():
+    for key, value in resolution.collected.items():
         kind = numeric.get(normalize_key(key))
         if kind is None or isinstance(value, bool):
             continue

@@ -8,9 +8,12 @@ currency, number and date fields whose value the message truly states (as a care
 among traps (thresholds, rule quotes, negations, other people's cases, another field's figure, ambiguous or
 corrected figures). The writers read only the articles' Required data sections. Probe 1 is split by the
 eval sets' rule (sha256 of the id): the reader's guards were chosen on its dev half, though three of its
-test half's false values (a correction, "no wait", "after 14 days") were seen before the split; probe 2 was
-written after the code was frozen and is the held-out number. A value counts as right when it normalises
-(validate_value) to the expected one; precision is over the values shown, recall over the values written.
+test half's false values (a correction, "no wait", "after 14 days") were seen before the split. Probe 2 was
+written after the first version was frozen (12 of 13 values shown right, 14% found); its one false value
+was seen then, and the reader was narrowed after a review's adversarial messages (not here: they were
+written against the code, and are reported as `review`: what the fixes were made on), which cost most of
+the recall. A value counts as right when it normalises
+(stated_value) to the expected one; precision is over the values shown, recall over the values written.
 """
 
 from __future__ import annotations
@@ -24,7 +27,8 @@ import yaml
 from .questions import ROOT, split_of
 
 DATA = ROOT / "tests" / "data" / "stated"
-PROBES = {"probe1 dev": ("probe1", "dev"), "probe1 test": ("probe1", "test"), "probe2": ("probe2", None)}
+PROBES = {"probe1 dev": ("probe1", "dev"), "probe1 test": ("probe1", "test"), "probe2": ("probe2", None),
+          "review": ("review", None)}
 
 
 def article_fields() -> dict[str, list[Any]]:
@@ -45,8 +49,7 @@ def article_fields() -> dict[str, list[Any]]:
 
 def evaluate() -> dict[str, Any]:
     from ..engine.privacy import masked
-    from ..engine.stated import stated_data
-    from ..kb.fields import validate_value
+    from ..engine.stated import stated_data, stated_value
 
     fields = article_fields()
     out: dict[str, Any] = {}
@@ -59,7 +62,7 @@ def evaluate() -> dict[str, Any]:
             kinds = {f.key: f for f in fields[row["article"]]}
             # the question reaches the engine masked (engine/inquiry.py), as here
             found = stated_data(masked(row["message"]), fields[row["article"]], {})
-            got, expected = ({k: validate_value(kinds[k].data_type, v, kinds[k].words)[1] for k, v in values.items()}
+            got, expected = ({k: stated_value(kinds[k], v)[1] for k, v in values.items()}
                              for values in (found, row["expect"]))
             right += sum(1 for k, v in got.items() if k in expected and expected[k] == v)
             shown, written = shown + len(got), written + len(expected)

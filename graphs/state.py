@@ -57,7 +57,7 @@ class Field(TypedDict):
     why_needed: str
     article_id: NotRequired[str]
     chunk_id: NotRequired[str]
-    stated_in_question: NotRequired[Any]  # the value the question gives beside the field's name, taken as given
+    stated_in_question: NotRequired[Any]  # the value the question gives beside the field's name, to confirm
 
 
 class RequiredFields(TypedDict):

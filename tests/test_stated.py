@@ -1,4 +1,5 @@
-"""Data the question states beside a field's name counts as given (engine/stated.py)."""
+"""Values the question states beside a field's name are shown for the agent to confirm (engine/stated.py);
+never counted as collected."""
 
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ FIELDS = [FieldSpec("vested_balance", "Vested balance", "currency", True),
     ("My separation date was March 3, 2026.", {"separation_date": "March 3, 2026"}),
     ("separation date 2026-03-01, what now?", {"separation_date": "2026-03-01"}),
     # one word of the name that tells the field apart, and an amount said per month
-    ("Rent's £820pm and the deposit was £900.", {"monthly_rent": "£820", "deposit_amount": "£900"}),
+    ("Rent's £820pm and the deposit was £900.", {"monthly_rent": "£820pm", "deposit_amount": "£900"}),
     ("We got in 3.5 hrs late; the arrival delay was 3.5 hours.", {"arrival_delay": "3.5 hours"}),
 ])
 def test_a_value_beside_the_fields_name_is_taken(question: str, expected: dict[str, str]) -> None:
@@ -89,11 +90,41 @@ def test_stated_values_are_shown_for_the_agent_to_confirm(kb_home: Path) -> None
 
 
 def test_the_values_shown_are_right_on_blind_probes() -> None:
-    """Two probes written blind (evals/stated.py): a value shown for the agent to confirm is nearly always
-    the message's own value of that field; most values are not found (only a field's name beside a value is
-    read), which costs the agent a question, not a wrong answer."""
+    """Two probes written blind (evals/stated.py): a value shown for the agent to confirm is the message's
+    own value of that field; most values are not found (only a field's name, or its head word, right beside a
+    value is read), which costs the agent a question, not a wrong answer."""
     from citewise.evals.stated import evaluate
 
     report = evaluate()
-    assert report["probe2"]["precision"] >= 0.9 and report["probe1 test"]["precision"] >= 0.9
-    assert report["probe2"]["recall"] >= 0.1 and report["probe1 test"]["recall"] >= 0.2
+    assert all(report[p]["precision"] >= 0.9 for p in ("probe1 dev", "probe1 test", "probe2")), report
+    assert report["review"]["precision"] >= 0.85, report  # written against the code to draw wrong values
+    assert report["probe1 test"]["right"] >= 3 and report["probe2"]["right"] >= 1, report
+
+
+@pytest.mark.parametrize(("question", "fields"), [
+    ("My vested balance is $1.2 million.", [FieldSpec("vested_balance", "Vested balance", "currency", True)]),
+    ("Our arrival delay was 3 hours 40 minutes.", [FieldSpec("arrival_delay", "Arrival delay", "number", True,
+                                                              "Hours late.")]),
+    ("The late fee was $25 this month.", [FieldSpec("monthly_fee", "Monthly fee", "currency", True)]),
+    ("The proposed rent is £1,050 from June.", [FieldSpec("current_rent", "Current rent", "currency", True)]),
+    ("Our household income is $1,800 a month.", [FieldSpec("annual_household_income", "Annual household income",
+                                                            "currency", True, "Income per year.")]),
+    ("My vested balance is $40,000 to $45,000.", [FieldSpec("vested_balance", "Vested balance", "currency", True)]),
+    ("My vested balance was $40,000 in January; it's less now.",
+     [FieldSpec("vested_balance", "Vested balance", "currency", True)]),
+    ("Suppose the vested balance is $40,000: what's the max loan?",
+     [FieldSpec("vested_balance", "Vested balance", "currency", True)]),
+    ("My vested balance is $٤٠٬٠٠٠.", [FieldSpec("vested_balance", "Vested balance", "currency", True)]),
+    ("The parcel weight is 40 x 30 x 20 cm.", [FieldSpec("parcel_weight", "Parcel weight", "number", True, "kg")]),
+    ("Our plan includes 50,000 API calls per month.", [FieldSpec("api_calls", "API calls this month", "number",
+                                                                 True)]),
+    # the word of a sensitive field makes "member" no telling word for the count of members
+    ("Member: 55123456. Can I add my wife?", [FieldSpec("member_number", "Member number", "text", True,
+                                                        sensitive=True),
+                                              FieldSpec("number_of_members", "Number of members", "number", True)]),
+    ("Members: 55123456.", [FieldSpec("number_of_members", "Number of members", "number", True)]),  # an id
+])
+def test_a_review_s_wrong_values_are_not_shown(question: str, fields: list[FieldSpec]) -> None:
+    """(A review: 63 of 114 values its adversarial messages drew were wrong; on the same messages now 2 of 19,
+    both arguable.)"""
+    assert stated_data(question, fields, {}) == {}
