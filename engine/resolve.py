@@ -450,17 +450,20 @@ def article_the_data_names(kb: KnowledgeBase, candidates: list[ArticleCandidate]
 
 
 def topic_the_data_overrules(kb: KnowledgeBase, inquiry: Inquiry, collected: dict[str, Any]) -> bool:
-    """Whether the caller's data names an article (article_the_data_names, over the named provider's articles)
-    of another topic than the one a word of the question named: "...with 20 seats. Can we drop to Team?" with
-    the plan-change article's five fields collected is a plan change, not the seats article's, and the topic
-    filter the word "seats" set would keep the plan-change article out of the search."""
+    """Whether the caller's data names an article of the named provider (article_the_data_names) whose topic
+    is not the one a word of the question set as a filter, while it fills none of the fields of that topic's
+    own articles: "...with 20 seats. Can we drop to Team?" with the plan-change article's fields collected is
+    a plan change (the seats article asks for none of them), and the filter the word "seats" set would keep
+    the plan-change article out of the search. Account data most articles ask for alike (a balance, a name)
+    fills the named topic's article too, so it never overrules; nor does data where no provider is named."""
     topics = inquiry.detected_facets.get("topic") or []
-    if not topics or "topic" in filter_keys(inquiry.filters) or len(collected) < DATA_FIELDS:
-        return False
     providers = set(inquiry.detected_facets.get(PROVIDER) or [])
-    pool = [ArticleCandidate(d, info.title, 0.0) for d, info in kb.docs.items()
-            if info.structured and (not providers or info.metadata.get(PROVIDER) in providers)]
-    named = article_the_data_names(kb, pool, collected)
+    if not topics or not providers or "topic" in filter_keys(inquiry.filters) or len(collected) < DATA_FIELDS:
+        return False
+    own = [d for d, info in kb.docs.items() if info.structured and info.metadata.get(PROVIDER) in providers]
+    if any(filled_fields(article_fields(kb, d), collected) for d in own if kb.docs[d].metadata.get("topic") in topics):
+        return False
+    named = article_the_data_names(kb, [ArticleCandidate(d, kb.docs[d].title, 0.0) for d in own], collected)
     return named is not None and kb.docs[named].metadata.get("topic") not in topics
 
 

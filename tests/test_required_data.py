@@ -350,3 +350,15 @@ def test_the_callers_data_outranks_a_topic_one_word_of_the_question_names(tmp_pa
     assert out["article_reference"]["article_id"] == "plan-change" and out["decision"] == "can_proceed", out
     plain = api.ask(question, home=tmp_path / "home")
     assert plain["article_reference"]["article_id"] == "seat-changes", plain["article_reference"]
+
+
+def test_account_data_most_articles_ask_for_does_not_overrule_the_question(kb_home: Path) -> None:
+    """(Review) A balance and an employment status fill the loan article's fields, but the rollover, RMD and
+    hardship articles ask for some of them too: the question's topic stands."""
+    data = {"vested_balance": "40000", "outstanding_loan_balance": "0", "employment_status": "active"}
+    for question, article in (("How do I roll over my Acme 401(k)?", "acme-401k-rollover"),
+                              ("What are the RMD rules for my Acme 401(k)?", "acme-401k-rmd"),
+                              ("Can I take a hardship withdrawal from my Acme 401(k)?",
+                               "acme-401k-hardship-withdrawal")):
+        out = api.ask(question, home=kb_home, collected_data=data)
+        assert out["article_reference"]["article_id"] == article, (question, out["article_reference"])
