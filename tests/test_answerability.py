@@ -1137,6 +1137,13 @@ def test_a_caller_labelled_by_name_is_told_from_the_agent() -> None:
     assert callers(["Staff Member: Hello.", "Customer: My card.", "Staff Member: Fine.", "Customer: OK."]) == [
         "Customer"]
     assert callers(["Agent Dana: Hi.", "Marek: Welcome to you too.", "Agent Dana: OK.", "Marek: Bye."]) == ["Marek"]
+    # (second review) a department answers ("Member Services"), and a customer answering a callback says
+    # "Marek speaking" and "thanks for calling back"
+    for desk in ("Member Services", "Customer Care", "Guest Relations", "Tenant Liaison"):
+        assert callers([f"<v {desk}>Good morning.", "<v Jane Smith>Hi, about my claim.", f"<v {desk}>Let me check.",
+                        "<v Jane Smith>Thanks."]) == ["Jane Smith"], desk
+    assert callers(["Marek: Hello, Marek speaking.", "Dana: Hi Marek, it's Dana from Tidewell returning your call.",
+                    "Marek: Oh, thanks for calling back.", "Dana: The trial lasts 21 days."]) is None
     assert callers(["<v Aoife>Welcome to the coaching call.", "<v Maeve (role-play customer)>My card was declined.",
                     "<v Ciaran>Let's take it from there.", "<v Maeve (role-play customer)>Okay."]) == [
         "Maeve (role-play customer)"]  # a role in the voice tag

@@ -50,26 +50,30 @@ CALLER_ROLES = frozenset({"customer", "caller", "client", "member", "participant
                           "applicant", "borrower", "traveller", "traveler", "user", "holder"})
 AGENT_ROLES = frozenset({"agent", "adviser", "advisor", "representative", "rep", "csr", "support", "specialist",
                          "consultant", "operator", "associate", "officer", "handler", "coordinator", "banker",
-                         "counsellor", "counselor", "concierge", "host", "staff", "team", "employee"})
-# How only an agent opens a call: "Thanks for calling Tidewell", "Dana speaking", "How can I help?" (not "this
-# is Marek from Brightfield", nor "thanks for calling me back": a caller says those too)
-_AGENT_OPENING = re.compile(r"\b((thanks|thank you) for (calling|contacting)\b(?! (me|us)\b)|(?-i:[A-Z])\w+ speaking\b|"
+                         "counsellor", "counselor", "concierge", "host", "staff", "team", "employee",
+                         # a department answering: "Member Services", "Customer Care", "Guest Relations"
+                         "services", "service", "care", "relations", "success", "liaison", "desk", "helpdesk",
+                         "help", "helpline", "centre", "center", "office", "department"})
+# How only an agent opens a call: "Thanks for calling Tidewell", "How can I help?" (not "this is Marek from
+# Brightfield", "thanks for calling me back", nor "Marek speaking": a caller says those too, answering a callback)
+_AGENT_OPENING = re.compile(r"\b((thanks|thank you) for (calling|contacting)\b(?! (me|us|back)\b)|"
                             r"you'?re through to\b|how (can|may) i (help|assist)\b)", re.IGNORECASE)
 
 
 def _role(label: str) -> str:
-    """"agent", "caller" or "" by the label's words, letters only: "Maeve (role-play customer)" is a caller,
-    "Agent Dana" and "Staff Member" agents (a word of either kind makes an agent)."""
-    said = {re.sub(r"[^a-z]", "", w) for w in label.lower().split()}
-    return "agent" if said & AGENT_ROLES else "caller" if said & CALLER_ROLES else ""
+    """"agent", "caller" or "" by the label's words, letters only: an agent's word anywhere ("Agent Dana",
+    "Staff Member", "Member Services"), else a caller's as its last word ("Customer", "Account Holder", "Maeve
+    (role-play customer)")."""
+    said = [re.sub(r"[^a-z]", "", w) for w in label.lower().split()]
+    return "agent" if set(said) & AGENT_ROLES else "caller" if said and said[-1] in CALLER_ROLES else ""
 
 
 def callers(segments: list[Segment]) -> list[str]:
     """The speakers who call in: those labelled as a caller's role ("Customer"); else, in a call between
     two speakers, the one not labelled as the agent ("Agent" and "Gareth": Gareth), or, both named, the
     other one where the call's first turn opens as only an agent's does ("Dana: Thanks for calling Tidewell")
-    and the other speaker's first turns do not. [] whenever it cannot be told: what a caller says is then
-    read as anyone's, as before."""
+    and the other speaker's first turns do not. [] whenever it cannot be told: what anyone says is then
+    quoted as any named speaker's was before."""
     speakers = list(dict.fromkeys(s.speaker for s in segments if s.speaker))
     roles = {sp: _role(sp) for sp in speakers}
     by_role = [sp for sp in speakers if roles[sp] == "caller"]
