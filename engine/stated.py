@@ -10,12 +10,15 @@ So this reads little and refuses much. Only a value written right beside the fie
 whole name ("vested balance is $40,000", "a vested balance of $40,000", "5 years of service"), or its head
 word alone after a link word ("rent is £820", "rent's £820pm"; not "balance", which names no one field, nor
 "late fee" for a monthly fee: another word qualifies it). Only amounts (with a currency sign or code),
-numbers and dates; never a sensitive field, nor a number as long as an identifier. Refused: a rule's or a
-bound's figure ("a balance under $2,000", "the minimum vested balance", "is a GPA of 2.0 required?"), a
-qualified one ("the proposed rent", "my last withdrawal", "half my balance"), someone else's, a range, a
-figure with a scale or another figure after it ("$1.2 million", "3 hours 40 minutes", "40 x 30 cm"), a
-per-period amount in another period than the field's ("$1,800 a month" for an annual income), two values
-for one field, one figure beside two fields, and any message that corrects itself.
+numbers and dates; never a sensitive field, nor a number as long as an identifier. It refuses what its
+patterns recognise as a rule's or a bound's figure ("a balance under $2,000", "you need a balance of ...",
+"is a GPA of 2.0 required?"), a qualified one ("the proposed rent", "my last withdrawal", "half my
+balance"), someone else's, a range, a figure with a scale or another figure after it ("$1.2 million", "3
+hours 40 minutes", "40 x 30 cm"), a per-period amount in another period than the field's ("$1,800 a month"
+for an annual income), two values for one field, one figure beside two fields, and a message that corrects
+or doubts itself ("actually", "no wait", "maybe"). Patterns miss things: two reviews' adversarial messages
+still draw a wrong value now and then ("Pet weight is 30 lbs for the beagle and 55 lbs for the lab"), which
+is why a value is only ever shown to be confirmed.
 """
 
 from __future__ import annotations
@@ -90,7 +93,7 @@ _DETERMINERS = {"my", "our", "the", "a", "an", "their", "his", "her", "your", "i
 # A message that corrects itself or doubts its own figures: nothing in it is read ("no wait, the statement
 # shows 4", "the app says $34,500 though, no idea which is right")
 _CORRECTION = re.compile(r"\b(no,? wait|wait,? no|sorry,? i mean|or was it|no idea which|not sure which|which is "
-                         r"(right|correct)|i mean)\b", re.IGNORECASE)
+                         r"(right|correct)|i mean|actually|make (that|it)|maybe|perhaps)\b", re.IGNORECASE)
 # A figure after these is a bound, not the case's value: "a fee after 14 days overdrawn", "over $2,000"
 _BOUND = re.compile(r"\b(after|within|over|under|above|below|than|least|most|up to|beyond|exceeds?|exceeding|"
                     r"past|before|until|by|need|needs|needed|require|requires|required|include|includes|included|"
@@ -120,6 +123,11 @@ _MADE_UP = re.compile(r"\b((suppose|supposing|assuming|assume|say|hypothetically
                       r"e\.g\.)", re.IGNORECASE)
 # ... and one another figure contradicts: "... is $40,000 per my statement but the website shows $41,200"
 _BUT = re.compile(r"\b(but|though|although|however|whereas|while)\b", re.IGNORECASE)
+# ... and, anywhere in the clause before the name, a word that makes the figure a rule's: "you need a combined
+# average balance of $5,000", "the SAP minimum is a cumulative GPA of 2.0"
+_RULE_CLAUSE = re.compile(r"\b(need|needs|needed|require|requires|required|minimum|maximum|min|max|limit|threshold|"
+                          r"must|should|allowed|eligible|qualify)\b", re.IGNORECASE)
+_CLAUSE_START = re.compile(r"[.?!;,:]\s|\b(and|but|so|because)\b", re.IGNORECASE)
 _ID_LIKE = re.compile(r"[0-9]{7,}")  # a run of digits as long as an account or member number: no count
 
 
@@ -238,6 +246,12 @@ def _values_beside(question: str, start: int, end: int, kind: str, full: bool,
     if any(w in _QUALIFIERS and stem(w) not in name for w in lead) or _MADE_UP.search(question, max(0, start - 12),
                                                                                        start):
         return []
+    clause = max((m.end() for m in _CLAUSE_START.finditer(question, 0, start)), default=0)
+    if _RULE_CLAUSE.search(question, clause, start):
+        return []
+    before = re.search(r"([A-Za-z]+)\s+$", question[max(0, start - 30):start])
+    if full and len(name) == 1 and before and before.group(1).lower() not in _DETERMINERS | STOPWORDS:
+        return []  # a one-word name qualified by another word: "the fee amount" is no "Amount"
     out: list[tuple[tuple[int, int], str]] = []
     after = _AFTER[kind].match(question, end)
     if after is None and question[end - 2:end].lower() in ("'s", "’s"):  # "rent's £820pm": the 's is the link

@@ -25,7 +25,8 @@ from .text import addressed_sentences, clean_markdown, instruction_snippets, nam
 # 23: a call's callers told by name (kb/convert/transcript.callers); the screening reads paragraphs addressed to
 #     an AI reader (kb/text.addressed_orders) and more of their readers' names: stores of 22 are screened again.
 # 24: callers told only by what a caller never says; virtual/digital support agents are staff.
-PARSER_VERSION = "24"
+# 25: a department's label answers ("Member Services"); "X speaking" is no agent's opening.
+PARSER_VERSION = "25"
 
 # heading (normalised) -> (chunk_type, tier)
 SECTION_KINDS: dict[str, tuple[str, str]] = {

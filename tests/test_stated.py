@@ -123,6 +123,16 @@ def test_the_values_shown_are_right_on_blind_probes() -> None:
                                                         sensitive=True),
                                               FieldSpec("number_of_members", "Number of members", "number", True)]),
     ("Members: 55123456.", [FieldSpec("number_of_members", "Number of members", "number", True)]),  # an id
+    # (a second review)
+    ("You need a combined average balance of $5,000 and mine is $4,200.",
+     [FieldSpec("combined_average_balance", "Combined average balance", "currency", True)]),
+    ("The SAP minimum is a cumulative GPA of 2.0 and mine is 1.85.",
+     [FieldSpec("cumulative_gpa", "Cumulative GPA", "number", True)]),
+    ("The fee amount is €12 and I'm disputing a direct debit of €340.",
+     [FieldSpec("amount", "Amount", "currency", True)]),
+    ("Leave start date 1 April 2025 - actually, make that April 2nd.",
+     [FieldSpec("leave_start_date", "Leave start date", "date", True)]),
+    ("Miles driven: about 340, maybe 360.", [FieldSpec("miles_driven", "Miles driven", "number", True)]),
 ])
 def test_a_review_s_wrong_values_are_not_shown(question: str, fields: list[FieldSpec]) -> None:
     """(A review: 63 of 114 values its adversarial messages drew were wrong; on the same messages now 2 of 19,
