@@ -14,12 +14,11 @@ held-out number. Reported for the two places the check runs: an article written 
 
 from __future__ import annotations
 
-import argparse
-import json
 from typing import Any
 
 import yaml
 
+from .probe_report import probe_main
 from .questions import ROOT
 
 PROBES = {"probe1": "tuning", "probe2": "tuning", "probe3": "held out"}
@@ -43,20 +42,14 @@ def evaluate() -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m citewise.evals.injection", description=__doc__.splitlines()[0])
-    parser.add_argument("--json", action="store_true", help="print JSON only")
-    args = parser.parse_args(argv)
-    report = evaluate()
-    print(json.dumps(report, indent=2))
-    if not args.json:
-        print("\n| probe | role | planted | detected (article / converted) | ordinary "
-              "| false flags (article / converted) |")
-        print("|---|---|---|---|---|---|")
-        for name, e in report.items():
-            print(f"| {name} | {e['role']} | {e['planted']} | {e['article']['detected']:.0%} / "
-                  f"{e['converted']['detected']:.0%} | {e['ordinary']} | {e['article']['false_flags']:.0%} / "
-                  f"{e['converted']['false_flags']:.0%} |")
-    return 0
+    return probe_main("citewise.evals.injection", __doc__ or "", evaluate,
+                      ["probe", "role", "planted", "detected (article / converted)", "ordinary",
+                       "false flags (article / converted)"],
+                      lambda name, e: [name, e["role"], e["planted"],
+                                       f"{e['article']['detected']:.0%} / {e['converted']['detected']:.0%}",
+                                       e["ordinary"],
+                                       f"{e['article']['false_flags']:.0%} / {e['converted']['false_flags']:.0%}"],
+                      argv)
 
 
 if __name__ == "__main__":

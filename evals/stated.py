@@ -18,12 +18,11 @@ the recall. A value counts as right when it normalises
 
 from __future__ import annotations
 
-import argparse
-import json
 from typing import Any
 
 import yaml
 
+from .probe_report import probe_main
 from .questions import ROOT, split_of
 
 DATA = ROOT / "tests" / "data" / "stated"
@@ -74,18 +73,10 @@ def evaluate() -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m citewise.evals.stated", description=__doc__.splitlines()[0])
-    parser.add_argument("--json", action="store_true", help="print JSON only")
-    args = parser.parse_args(argv)
-    report = evaluate()
-    print(json.dumps(report, indent=2))
-    if not args.json:
-        print("\n| probe | messages | values written | shown | right | precision | recall |")
-        print("|---|---|---|---|---|---|---|")
-        for label, e in report.items():
-            print(f"| {label} | {e['messages']} | {e['values_written']} | {e['values_shown']} | {e['right']} "
-                  f"| {e['precision']} | {e['recall']} |")
-    return 0
+    return probe_main("citewise.evals.stated", __doc__ or "", evaluate,
+                      ["probe", "messages", "values written", "shown", "right", "precision", "recall"],
+                      lambda name, e: [name, e["messages"], e["values_written"], e["values_shown"], e["right"],
+                                       e["precision"], e["recall"]], argv)
 
 
 if __name__ == "__main__":
