@@ -142,8 +142,8 @@ def other_providers(kb: KnowledgeBase, inquiry: Inquiry, resolution: Resolution 
     to drop the named one to find anything): its rules are that provider's, not the named one's. Not a plan
     type the article does not carry (the named provider's own article on the plans it does cover answers
     "can I have SSO on the Team plan?"), nor an article of no provider in particular."""
-    if (resolution is None or resolution.article_id not in kb.docs or PROVIDER not in inquiry.detected_facets
-            or not unserved_facets(kb, inquiry, resolution)):
+    if (resolution is None or not resolution.relaxed or resolution.article_id not in kb.docs
+            or PROVIDER not in inquiry.detected_facets):
         return []
     metadata = kb.docs[resolution.article_id].metadata
     return unnamed_facets({PROVIDER: inquiry.detected_facets[PROVIDER]}, metadata) if metadata.get(PROVIDER) else []
