@@ -261,8 +261,11 @@ def resume(thread_id: str, values: dict[str, Any], *, home: str | Path | None = 
 
 def required_data(question: str, *, home: str | Path | None = None, filters: dict[str, Any] | None = None,
                   collected_data: dict[str, Any] | None = None, **context: Any) -> dict[str, Any]:
+    """The governing article and the data to collect; `decision` is `uncertain` (no fields) where the only
+    article is another provider's than the one the question names, `out_of_scope` where there is none."""
     out = ask(question, home=home, filters=filters, collected_data=collected_data, mode="required_data", **context)
-    return {k: out.get(k) for k in ("article_reference", "required_fields", "missing_fields", "invalid_fields")}
+    return {k: out.get(k) for k in ("decision", "article_reference", "required_fields", "missing_fields",
+                                    "invalid_fields", "response")}
 
 
 def artifact(artifact_type: str, subject: str, *, home: str | Path | None = None,

@@ -211,7 +211,7 @@ def cmd_required_data(args: argparse.Namespace) -> int:
     result = required_data(args.question, home=args.home, filters=filters(args),
                            collected_data=pairs(args.data, "--data"))
     if args.json:
-        print_json({k: result[k] for k in ("article_reference", "required_fields", "missing_fields")})
+        print_json({k: result[k] for k in ("decision", "article_reference", "required_fields", "missing_fields")})
     else:
         print(format_required(result))
     return 0

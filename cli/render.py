@@ -38,6 +38,8 @@ def format_required(result: dict[str, Any]) -> str:
     if not ref:
         return "No article in this knowledge base governs that inquiry."
     lines = [f"Article: {ref['article_id']} (confidence {ref['confidence']:.2f})"]
+    if result.get("decision") == "uncertain":  # e.g. another provider's article: its data is not listed
+        return "\n".join([*lines, ((result.get("response") or {}).get("text") or "")])
     if ref.get("alternatives"):
         lines.append(f"  or, depending on the answers below: {', '.join(ref['alternatives'])}")
     for group, label in (("participant_data", "Participant data"), ("plan_data", "Plan data")):

@@ -50,7 +50,7 @@ def check(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, resolution: Resolut
 
     Where no article governs but the draft is one article's, that article governs it from here on
     (`Verdict.settled`): its rules bind the claims and its data are asked for."""
-    settled = (answering_article(kb, resolution, cited_docs(draft.sections, pack), inquiry.question)
+    settled = (answering_article(kb, resolution, cited_docs(draft.sections, pack), inquiry)
                if resolution else None)
     bound = settled or resolution
     rules = context_rules(kb, pack.chunks)
@@ -90,7 +90,7 @@ def check(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, resolution: Resolut
                    violations=violations, passed=blocking == 0, confidence=conf, parts=parts,
                    dropped=checked.dropped, note=note, notes=notes,
                    needs_review=bool(resolution and resolution.conflicts) or bool(held), unanswered=unanswered,
-                   unserved=other_providers(kb, inquiry, resolution), settled=settled)
+                   unserved=resolution.elsewhere if resolution else [], settled=settled)
 
 
 def answer_focus(kb: KnowledgeBase, question: str, sections: list[Section],
@@ -135,18 +135,6 @@ def unserved_facets(kb: KnowledgeBase, inquiry: Inquiry, resolution: Resolution 
     if resolution is None or not resolution.relaxed or resolution.article_id not in kb.docs:
         return []
     return unnamed_facets(inquiry.detected_facets, kb.docs[resolution.article_id].metadata)
-
-
-def other_providers(kb: KnowledgeBase, inquiry: Inquiry, resolution: Resolution | None) -> list[str]:
-    """The providers the question names where the governing article is another provider's (the search had
-    to drop the named one to find anything): its rules are that provider's, not the named one's. Not a plan
-    type the article does not carry (the named provider's own article on the plans it does cover answers
-    "can I have SSO on the Team plan?"), nor an article of no provider in particular."""
-    if (resolution is None or not resolution.relaxed or resolution.article_id not in kb.docs
-            or PROVIDER not in inquiry.detected_facets):
-        return []
-    metadata = kb.docs[resolution.article_id].metadata
-    return unnamed_facets({PROVIDER: inquiry.detected_facets[PROVIDER]}, metadata) if metadata.get(PROVIDER) else []
 
 
 def cited_docs(sections: list[Section], pack: ContextPack) -> set[str]:

@@ -61,10 +61,13 @@ def resolution_output(resolution: Resolution) -> dict[str, Any]:
     if not resolution.covered or resolution.article_id is None:  # (a provider the KB does not know is still said)
         return {"article_reference": None, "required_fields": dict(EMPTY_FIELDS), "missing_fields": [],
                 "invalid_fields": dict(resolution.invalid)}
-    return {"article_reference": {"article_id": resolution.article_id, "title": display_text(resolution.title),
-                                  "confidence": resolution.confidence, "alternatives": resolution.alternatives},
-            "required_fields": output_fields(resolution), "missing_fields": list(resolution.missing),
-            "invalid_fields": dict(resolution.invalid)}
+    reference = {"article_id": resolution.article_id, "title": display_text(resolution.title),
+                 "confidence": resolution.confidence, "alternatives": resolution.alternatives}
+    if resolution.elsewhere:  # another provider's article: the data it asks for is not the named provider's
+        return {"article_reference": reference, "required_fields": dict(EMPTY_FIELDS), "missing_fields": [],
+                "invalid_fields": dict(resolution.invalid)}
+    return {"article_reference": reference, "required_fields": output_fields(resolution),
+            "missing_fields": list(resolution.missing), "invalid_fields": dict(resolution.invalid)}
 
 
 def settled_output(verdict: Verdict) -> dict[str, Any]:
@@ -85,6 +88,9 @@ def required_data_outcome(resolution: Resolution) -> dict[str, Any]:
     """`required_data` mode ends with the field list and a decision about it."""
     if not resolution.covered:
         return {"decision": "out_of_scope", "confidence": scope_confidence(resolution.relevance)}
+    if resolution.elsewhere:
+        return {"decision": "uncertain", "confidence": resolution.confidence, "needs_review": True,
+                "response": {"text": elsewhere_note(resolution.title, resolution.elsewhere), "sections": []}}
     return {"decision": "needs_data" if resolution.missing else "can_proceed", "confidence": resolution.confidence}
 
 
@@ -226,11 +232,10 @@ def uncertain(ctx: Context, inquiry: Inquiry, verdict: Verdict | None, pack: Con
         head += " Missing: " + "; ".join(missing_parts) + "."
     out: dict[str, Any] = {}
     if elsewhere and verdict is not None:
-        # the article found is another provider's: its rules, figures and data are not that provider's
+        # the article found is another provider's: its rules and figures are not that provider's (nor its
+        # data: resolution_output lists none)
         sections, out["citations"] = [], []
-        out.update(required_fields=dict(EMPTY_FIELDS), missing_fields=[])
-        head += (f" The knowledge base covers this only for another {_named_by(verdict)}; its rules are not "
-                 f"quoted here, as they may not hold for {' or '.join(verdict.unserved)}.")
+        head += " " + elsewhere_note("; ".join(sorted({c.title for c in verdict.citations})), verdict.unserved)
     body = artifact.markdown if artifact is not None else render_text(sections)
     text = head + ("\n\nWhat the knowledge base does support:\n" + body if body else "")
     if verdict is not None and verdict.note and artifact is None:  # (an artifact's markdown carries it already)
@@ -241,10 +246,11 @@ def uncertain(ctx: Context, inquiry: Inquiry, verdict: Verdict | None, pack: Con
             "metadata": {"uncertain_reasons": reasons, "uncovered_terms": uncovered}}
 
 
-def _named_by(verdict: Verdict) -> str:
-    """"provider": what the unserved values are, in words (the cited article's title names which one)."""
-    titles = sorted({c.title for c in verdict.citations})
-    return "provider" + (f" ({'; '.join(titles)})" if titles else "")
+def elsewhere_note(titles: str, providers: list[str]) -> str:
+    """Why an answer (or a list of data to collect) from another provider's article is withheld."""
+    named = f"provider ({display_text(titles)})" if titles else "provider"
+    return (f"The knowledge base covers this only for another {named}; its rules and the data it asks for are "
+            f"not given here, as they may not hold for {' or '.join(providers)}.")
 
 
 # --- metadata: what each step reports (the graph's nodes and engine.answer report the same) --------

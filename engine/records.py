@@ -126,6 +126,9 @@ class Resolution:
     stated: dict[str, Any] = field(default_factory=dict)  # field key -> value the question states (engine/stated)
     notes: dict[str, Any] = field(default_factory=dict)
     named_by_data: bool = False  # the caller's collected data is this article's fields (see resolve)
+    # the providers the question names where the governing article is another provider's (the search had to
+    # drop them to find anything; engine.resolve.other_providers): its data and rules are not theirs
+    elsewhere: list[str] = field(default_factory=list)
 
     @property
     def alternatives(self) -> list[str]:
@@ -282,8 +285,7 @@ class Verdict:
     notes: dict[str, Any] = field(default_factory=dict)
     needs_review: bool = False  # e.g. two articles claim to govern the inquiry
     unanswered: list[str] = field(default_factory=list)  # what the question asks that the KB does not state
-    # the providers the question names where the answer's article is another provider's: the search had to
-    # drop them to find anything (engine.check.other_providers)
+    # the providers the question names where the answer's article is another provider's (Resolution.elsewhere)
     unserved: list[str] = field(default_factory=list)
     # where no article governed but the answer is one article's: the resolution with that article governing
     # (engine.resolve.answering_article), whose data the decision asks for

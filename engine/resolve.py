@@ -30,6 +30,7 @@ from .answerability import (
     focus_terms,
     question_type,
     sentence_types,
+    unnamed_facets,
     with_compounds,
 )
 from .facets import (
@@ -160,7 +161,19 @@ def resolve(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, collected: dict[s
     out.missing, out.invalid = missing, {**bad_facets, **invalid}
     out.confidence = article_confidence(ranked, full.relevance.score, tied=bool(tied),
                                         far_ahead=far is not None and best.article_id == far)
+    out.elsewhere = other_providers(kb, inquiry.detected_facets, out)
     return out
+
+
+def other_providers(kb: KnowledgeBase, detected: dict[str, list[str]], resolution: Resolution) -> list[str]:
+    """The providers the question names where the governing article is another provider's (the search had
+    to drop the named one to find anything): its rules and the data it asks for are that provider's, not the
+    named one's. Not a plan type the article does not carry (the named provider's own article on the plans
+    it does cover answers "can I have SSO on the Team plan?"), nor an article of no provider in particular."""
+    if not resolution.relaxed or resolution.article_id not in kb.docs or PROVIDER not in detected:
+        return []
+    metadata = kb.docs[resolution.article_id].metadata
+    return unnamed_facets({PROVIDER: detected[PROVIDER]}, metadata) if metadata.get(PROVIDER) else []
 
 
 def declared_keys(kb: KnowledgeBase) -> set[str]:
@@ -181,7 +194,7 @@ SETTLE_MARGIN = 0.9
 
 
 def answering_article(kb: KnowledgeBase, resolution: Resolution, cited: set[str],
-                      question: str) -> Resolution | None:
+                      inquiry: Inquiry) -> Resolution | None:
     """Where a plain document led the search (no article governs) but the draft cites one article and nothing
     else, and that article also leads the article ranking clearly (SETTLE_MARGIN), it governs what the answer
     says: its rules bind the claims, its Always-rules are said and its required data are asked for, as any
@@ -196,11 +209,13 @@ def answering_article(kb: KnowledgeBase, resolution: Resolution, cited: set[str]
         return None
     fields = article_fields(kb, article_id)
     missing, invalid, _ = check_collected(fields, resolution.collected, {}, declared_keys(kb))
-    return replace(resolution, covered=True, lead_document=None, article_id=article_id, title=info.title,
-                   fields=fields, missing=missing, invalid={**resolution.invalid, **invalid},
-                   stated=stated_data(question, fields, resolution.collected),
-                   collected=withhold_sensitive(fields, resolution.collected),
-                   confidence=article_confidence(ranked, resolution.relevance.score))
+    settled = replace(resolution, covered=True, lead_document=None, article_id=article_id, title=info.title,
+                      fields=fields, missing=missing, invalid={**resolution.invalid, **invalid},
+                      stated=stated_data(inquiry.question, fields, resolution.collected),
+                      collected=withhold_sensitive(fields, resolution.collected),
+                      confidence=article_confidence(ranked, resolution.relevance.score))
+    settled.elsewhere = other_providers(kb, inquiry.detected_facets, settled)
+    return settled
 
 
 def plain_document_leads(hits: list[Any], structured: set[str], by_score: bool = True) -> bool:

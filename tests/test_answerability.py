@@ -778,7 +778,7 @@ def test_an_answer_settles_on_its_article_only_where_the_article_ranking_clearly
     my policy?" answered from a wellness add-on): asking for its data would be asking in vain (review)."""
     from citewise.config import Context
     from citewise.engine.pipeline import open_snapshot
-    from citewise.engine.records import ArticleCandidate, Relevance, Resolution
+    from citewise.engine.records import ArticleCandidate, Inquiry, Relevance, Resolution
     from citewise.engine.resolve import SETTLE_MARGIN, answering_article
 
     kb = open_snapshot(Context(home=str(northwind_home(tmp_path, fields=True))))
@@ -788,7 +788,7 @@ def test_an_answer_settles_on_its_article_only_where_the_article_ranking_clearly
         ranked += [ArticleCandidate("other", "Other", runner_up)] if runner_up is not None else []
         resolution = Resolution(covered=False, relevance=Relevance(0.8, 0.6, 0.7, 1.0), candidates=ranked,
                                 lead_document=lead)
-        return answering_article(kb, resolution, {"northwind-loan"} if cited is None else cited, "")
+        return answering_article(kb, resolution, {"northwind-loan"} if cited is None else cited, Inquiry(""))
 
     settled = led(None)
     assert settled is not None and settled.article_id == "northwind-loan" and settled.missing == ["vested_balance"]
@@ -1937,6 +1937,27 @@ def test_another_provider_s_article_is_named_not_quoted(tmp_path) -> None:
     assert out["citations"] == [] and out["missing_fields"] == [] and out["response"]["sections"] == []
     own = api.ask("What is the loan setup fee at Northwind?", home=home, confidence_threshold=0.0)
     assert "$75" in own["response"]["text"] and own["citations"]
+
+
+def test_another_provider_s_data_is_not_asked_for(tmp_path) -> None:
+    """The same question in `required_data` mode, and with interrupts on: Northwind's loan article asks for
+    Northwind's data (vested balance...), which is not what a Contoso loan needs. The list is empty, the
+    decision `uncertain`, the note names the article found; nothing pauses to ask. (Left by the session that
+    named the article in answers: the field list and the interrupt still asked for its data.)"""
+    from citewise import api
+
+    contoso = ("---\nid: contoso-disputes\ntitle: Card disputes at Contoso\nrecord_keeper: Contoso\n"
+               "topic: dispute\n---\n## Business rules\n- A card dispute must be filed within 110 days.\n")
+    home = northwind_home(tmp_path, {"contoso-disputes.md": contoso}, fields=True)
+    fields = api.required_data("What is the loan setup fee at Contoso?", home=home)
+    assert fields["decision"] == "uncertain" and fields["missing_fields"] == [], fields
+    assert fields["required_fields"] == {"participant_data": [], "plan_data": []}
+    assert fields["article_reference"]["article_id"] == "northwind-loan"
+    assert "only for another provider" in fields["response"]["text"] and "Contoso" in fields["response"]["text"]
+    paused = api.ask("What is the loan setup fee at Contoso?", home=home, interrupt_on_missing_data=True)
+    assert paused.get("status") != "interrupted" and paused["decision"] == "uncertain", paused.get("interrupt")
+    own = api.required_data("What is the loan setup fee at Northwind?", home=home)
+    assert own["decision"] == "needs_data" and "vested_balance" in own["missing_fields"], own
 
 
 

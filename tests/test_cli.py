@@ -105,8 +105,8 @@ def test_required_data_json_shape(kb_home: Path, capsys: pytest.CaptureFixture) 
                  "--home", str(kb_home), "--data", "date_of_birth=1960-01-02"])
     assert code == 0
     out = json.loads(capsys.readouterr().out)
-    assert set(out) == {"article_reference", "required_fields", "missing_fields"}
-    assert out["article_reference"]["article_id"] == "acme-401k-rollover"
+    assert set(out) == {"decision", "article_reference", "required_fields", "missing_fields"}
+    assert out["article_reference"]["article_id"] == "acme-401k-rollover" and out["decision"] == "needs_data"
     assert "date_of_birth" not in out["missing_fields"] and "separation_date" in out["missing_fields"]
 
 
