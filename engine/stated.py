@@ -14,11 +14,11 @@ numbers and dates; never a sensitive field, nor a number as long as an identifie
 patterns recognise as a rule's or a bound's figure ("a balance under $2,000", "you need a balance of ...",
 "is a GPA of 2.0 required?"), a qualified one ("the proposed rent", "my last withdrawal", "half my
 balance"), someone else's, a range, a figure with a scale or another figure after it ("$1.2 million", "3
-hours 40 minutes", "40 x 30 cm"), a per-period amount in another period than the field's ("$1,800 a month"
-for an annual income), two values for one field, one figure beside two fields, and a message that corrects
-or doubts itself ("actually", "no wait", "maybe"). Patterns miss things: two reviews' adversarial messages
-still draw a wrong value now and then ("Pet weight is 30 lbs for the beagle and 55 lbs for the lab"), which
-is why a value is only ever shown to be confirmed.
+hours 40 minutes", "40 x 30 cm"), one of a list ("30 lbs for the beagle and 55 lbs for the lab"), a
+per-period amount in another period than the field's ("$1,800 a month" for an annual income), two values
+for one field, one figure beside two fields, and a message that corrects or doubts itself ("actually", "no
+wait", "maybe"). Patterns miss things: two reviews' adversarial messages
+still drew a wrong value now and then, which is why a value is only ever shown to be confirmed.
 """
 
 from __future__ import annotations
@@ -121,6 +121,11 @@ _PAST = re.compile(rf"\s+(in {_MONTH}|last (week|month|year|time)|\w+ ago|before
                    r"when i (applied|started|joined|signed))\b", re.IGNORECASE)
 _MADE_UP = re.compile(r"\b((suppose|supposing|assuming|assume|say|hypothetically|imagine|for example|for instance)\b|"
                       r"e\.g\.)", re.IGNORECASE)
+# ... and a list of values, each someone's or something's: "Pet weight is 30 lbs for the beagle and 55 lbs for
+# the lab", "rent: £820 (flat A), £760 (flat B)" (which one is the case's is not said)
+_LISTED = {kind: re.compile(rf"(?:\s+(?:for|of|on|at|in|with)\s+(?:[\w'’-]+\s+){{0,2}}[\w'’-]+|\s*\([^()]{{1,30}}\))?"
+                            rf"\s*(?:,|;|&|/|\band\b|\bplus\b)\s*(?:(?:the|my|our|about|around|roughly|is|was)\s+)?"
+                            rf"(?<![\w.,])(?>{pattern}){_END}", re.IGNORECASE) for kind, pattern in _VALUE.items()}
 # ... and one another figure contradicts: "... is $40,000 per my statement but the website shows $41,200"
 _BUT = re.compile(r"\b(but|though|although|however|whereas|while)\b", re.IGNORECASE)
 # ... and, anywhere in the clause before the name, a word that makes the figure a rule's: "you need a combined
@@ -264,6 +269,7 @@ def _values_beside(question: str, start: int, end: int, kind: str, full: bool,
         out.append((before.span(1), before.group(1)))
     return [(span, raw) for span, raw in out
             if not _RULE_AFTER.match(question, span[1]) and not _PAST.match(question, span[1])
+            and not _LISTED[kind].match(question, span[1])
             and not _BOUND.search(question[:span[0]]) and not _ID_LIKE.search(raw)
             and not _SOMEONE_ELSE.search(sentence := _sentence(question, span[0]))
             and not _MADE_UP.search(sentence) and not _contradicted(question, span, kind)]

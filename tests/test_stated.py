@@ -34,6 +34,9 @@ FIELDS = [FieldSpec("vested_balance", "Vested balance", "currency", True),
     # one word of the name that tells the field apart, and an amount said per month
     ("Rent's £820pm and the deposit was £900.", {"monthly_rent": "£820pm", "deposit_amount": "£900"}),
     ("We got in 3.5 hrs late; the arrival delay was 3.5 hours.", {"arrival_delay": "3.5 hours"}),
+    # a figure after the value that is not another of its kind: still read
+    ("My vested balance is $40,000 and 6 years of service.", {"vested_balance": "$40,000", "years_of_service": "6"}),
+    ("Separation date 2026-03-01, and I'm 58.", {"separation_date": "2026-03-01"}),
 ])
 def test_a_value_beside_the_fields_name_is_taken(question: str, expected: dict[str, str]) -> None:
     assert stated_data(question, FIELDS, {}) == expected
@@ -52,6 +55,9 @@ def test_a_value_beside_the_fields_name_is_taken(question: str, expected: dict[s
     "My sister's vested balance is $80,000; what about mine?",  # someone else's case
     "Rent is £700, sorry I mean the rent is £750.",  # corrected: asked, not guessed
     "The arrival delay was 2 km.",  # not the field's unit
+    # one of a list, each someone's or something's (a review's message: "30 lbs" was shown)
+    "The arrival delay was 3 hours for the first leg and 5 hours for the second.",
+    "Rent is £820 (flat A), £760 (flat B).",
 ])
 def test_no_value_is_taken_where_it_is_not_the_fields_own(question: str) -> None:
     assert stated_data(question, FIELDS, {}) == {}
