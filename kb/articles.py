@@ -295,7 +295,20 @@ def quarantine_reason(text: str, converted: bool = False) -> str:
     return f"text addressed to the assistant ({found[0][:80]!r})" if found else ""
 
 
-def split_front_matter(text: str, source: str) -> tuple[dict[str, Any] | None, str]:
+# A top-level `key: value` line whose plain value holds ": " ("title: Loans: fees and limits"): strict YAML
+# refuses it, though the writer meant text. Only such values are quoted, and only when the strict parse failed.
+_PLAIN_WITH_COLON = re.compile(r"^([A-Za-z_][\w-]*):[ \t]+([^\s\[{\"'|>&*!%@`#][^\n]*?:[ \t][^\n]*?)[ \t]*$",
+                               re.MULTILINE)
+
+
+def _quoted_plain_values(raw: str) -> str:
+    return _PLAIN_WITH_COLON.sub(lambda m: f"{m.group(1)}: {json.dumps(m.group(2))}", raw)
+
+
+def split_front_matter(text: str, source: str,
+                       warnings: list[str] | None = None) -> tuple[dict[str, Any] | None, str]:
+    """The front matter and the body. A value written with an unquoted ": " (malformed YAML) is read as the
+    text it plainly is, with a warning (in `warnings`); any other malformed front matter is an IngestError."""
     if not text.startswith("---"):
         return None, text
     lines = text.splitlines(keepends=True)
@@ -303,7 +316,21 @@ def split_front_matter(text: str, source: str) -> tuple[dict[str, Any] | None, s
         return None, text
     for i in range(1, len(lines)):
         if lines[i].strip() in ("---", "..."):
-            data = safe_yaml("".join(lines[1:i]), source, first_line=2) or {}
+            raw = "".join(lines[1:i])
+            try:
+                data = safe_yaml(raw, source, first_line=2) or {}
+            except IngestError as strict:
+                quoted = _quoted_plain_values(raw)
+                if quoted == raw:
+                    raise
+                try:
+                    data = safe_yaml(quoted, source, first_line=2) or {}
+                except IngestError:
+                    raise strict from None
+                keys = [m.group(1) for m in _PLAIN_WITH_COLON.finditer(raw)]
+                if warnings is not None:
+                    warnings.append(f"{source}: front-matter value of {', '.join(map(repr, keys))} has an unquoted "
+                                    "': ' (not valid YAML); read as text")
             if not isinstance(data, dict):
                 raise IngestError(f"{source}: front matter must be a YAML mapping")
             return data, "".join(lines[i + 1:])
@@ -314,7 +341,8 @@ def parse_markdown(text: str, *, source: str, default_id: str, default_title: st
                    kinds: dict[str, tuple[str, str]] = SECTION_KINDS) -> Document:
     """Parse one Markdown/text file. With front matter it is a structured article, otherwise plain content."""
     clean = visible(text)
-    front, body = split_front_matter(clean, source)
+    warnings: list[str] = []
+    front, body = split_front_matter(clean, source, warnings)
     hidden = "\n".join([clean[: len(clean) - len(body)], *(m.group(0) for m in _HTML_COMMENT.finditer(body))])
     body = _HTML_COMMENT.sub("", body)  # hidden text is not content (it is checked as the document's own)
     structured = front is not None
@@ -365,7 +393,6 @@ def parse_markdown(text: str, *, source: str, default_id: str, default_title: st
         if front.get("title"):  # a declared title is refused; a heading standing in for one is shortened
             raise IngestError(f"{source}: title is longer than {TITLE_MAX_CHARS} characters")
         title = title[: TITLE_MAX_CHARS - 1].rstrip() + "…"
-    warnings: list[str] = []
     metadata = bounded_metadata(front, source, warnings)
     doc = Document(doc_id=doc_id, title=title, metadata=metadata, sections=sections, source=source,
                    content_hash=content_hash(text), structured=structured, warnings=warnings)

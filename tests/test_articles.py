@@ -81,6 +81,20 @@ def test_malformed_front_matter_is_a_clear_error(text: str, message: str) -> Non
         parse_markdown(text, source="bad.md", default_id="bad.md", default_title="bad")
 
 
+def test_an_unquoted_colon_in_a_front_matter_value_is_read_as_text() -> None:
+    """`title: Loans: fees and limits` is not valid YAML, but nobody means a mapping there (a blind eval KB's
+    writer wrote one; the article was skipped whole). It is read as the text, with a warning; a value that
+    opens a flow collection, or malformed YAML of any other kind, is still refused."""
+    text = ("---\nid: loans\ntitle: Loans: fees and limits\nurl: https://example.com/a\ntopic: loan\n---\n"
+            "## Business rules\n- The setup fee is $75.\n")
+    doc = parse_markdown(text, source="loans.md", default_id="loans", default_title="loans")
+    assert doc.title == "Loans: fees and limits" and doc.metadata["topic"] == "loan"
+    assert any("unquoted ': '" in w and "'title'" in w for w in doc.warnings), doc.warnings
+    for bad in ("---\nid: x\ntitle: [a, b: c\n---\nbody", "---\nid: x\ntitle: a: b\nnested:\n  k: [v\n---\nbody"):
+        with pytest.raises(IngestError, match="malformed YAML"):
+            parse_markdown(bad, source="bad.md", default_id="bad", default_title="bad")
+
+
 def test_beir_line() -> None:
     doc = parse_beir_line('{"_id": "7", "title": "T", "text": "Body.", "metadata": {"year": 2020}}',
                           source="c.jsonl", lineno=1)
