@@ -135,6 +135,12 @@ class Resolution:
         return self.tied[1:]
 
     @property
+    def to_ask(self) -> list[str]:
+        """The missing data worth asking the caller for: none where no article covers the inquiry, or where
+        the article is another provider's than the one named (its data is not theirs)."""
+        return [] if not self.covered or self.elsewhere else self.missing
+
+    @property
     def governing(self) -> str | None:
         """The article whose rules bind the whole answer: none while another article claims the same
         facets (the KB contradicts itself there, and a reviewer must say which one holds), nor in a

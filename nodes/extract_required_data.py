@@ -26,8 +26,7 @@ def extract_required_data(state: dict[str, Any], runtime: Runtime[Context]) -> d
     collected, rounds = dict(inquiry.collected_data), 0
     while True:
         resolution = resolve(kb, ctx, inquiry, collected, clock)
-        if not (ctx.interrupt_on_missing_data and resolution.covered and resolution.missing
-                and not resolution.elsewhere):  # (another provider's article: its data is not asked for)
+        if not (ctx.interrupt_on_missing_data and resolution.to_ask):
             break
         reply = interrupt(missing_data_request(resolution, inquiry.question))
         rounds += 1
