@@ -4,14 +4,14 @@ to queries for BM25 and to the coverage of a question's terms."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 from pathlib import Path
 
 from ..errors import IngestError
 from .articles import safe_yaml
 from .everyday import everyday_words
-from .text import normalize
+from .text import normalize, tag_acronyms
 
 
 def load_synonyms(path: Path) -> dict[str, list[str]]:
@@ -30,6 +30,32 @@ def load_synonyms(path: Path) -> dict[str, list[str]]:
             raise IngestError(f"{path}: synonyms for {key!r} must be a list of strings")
         out[str(key)] = [str(v) for v in values]
     return out
+
+
+def with_kb_acronyms(synonyms: dict[str, list[str]], texts: Iterable[str],
+                     tag_lists: Iterable[Iterable[str]]) -> dict[str, list[str]]:
+    """The synonyms file's groups, plus a group for each acronym an article's tags pair with its long form
+    (`tags: [PT, personal training]`) where the KB's text never writes the acronym and no group names it.
+
+    Why: a question says "PT" and every passage says "personal training"; the tags are the KB's own word
+    that the two are one, and nothing else in it would match. Not the acronyms the text defines ("paid time
+    off (PTO)") and then writes: those are found as written, and expanding them drew a question about PTO
+    during FMLA leave to the PTO article (measured: BENCHMARKS.md); their long forms count in the answer's
+    checks instead (kb.text.with_long_forms)."""
+    named = {normalize(t) for key, values in synonyms.items() for t in (key, *values)}
+    paired: dict[str, str] = {}
+    for tags in tag_lists:
+        for abbr, long in tag_acronyms(tags).items():
+            paired.setdefault(abbr, long)
+    wanted = {a: long for a, long in paired.items() if normalize(a) not in named and normalize(long) not in named}
+    if wanted:
+        written = re.compile(r"\b(" + "|".join(map(re.escape, wanted)) + r")s?\b")
+        for text in texts:
+            for m in written.finditer(text):
+                wanted.pop(m.group(1), None)
+            if not wanted:
+                break
+    return {**synonyms, **{abbr: [long] for abbr, long in sorted(wanted.items())}}
 
 
 EVERYDAY_MEMO = 512  # questions

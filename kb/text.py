@@ -128,6 +128,22 @@ def acronym_definitions(texts: Iterable[str]) -> dict[str, str]:
     return found
 
 
+def tag_acronyms(tags: Iterable[str]) -> dict[str, str]:
+    """Acronym -> long form, as one article's tags pair them (`tags: [PT, personal training, ...]`): a tag in
+    capitals whose letters are the initials of another tag of the same article."""
+    tags = [t.strip() for t in tags if isinstance(t, str)]
+    found: dict[str, str] = {}
+    for abbr in tags:
+        if not re.fullmatch(r"[A-Z]{2,8}", abbr):
+            continue
+        for other in tags:
+            parts = re.split(r"[ \t-]+", other)
+            if other != abbr and len(parts) > 1 and parts[0].lower() not in _SMALL_WORDS and _spells(parts, abbr):
+                found.setdefault(abbr, other)
+                break
+    return found
+
+
 def with_long_forms(text: str, defined: dict[str, str]) -> str:
     """`text` and, after it, the long form of each defined acronym it writes (for matching, never shown)."""
     if not defined:

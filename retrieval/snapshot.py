@@ -57,7 +57,7 @@ import numpy as np
 
 from ..errors import ConfigError, NotIngestedError, StoreError
 from ..kb.articles import FACETS, PROVIDER, QUARANTINED
-from ..kb.synonyms import SynonymExpander
+from ..kb.synonyms import SynonymExpander, with_kb_acronyms
 from ..kb.text import ANALYZER_ID
 from ..store import Store, open_store, resolve_url, store_exists
 from .ann import ANN_FILE, ANN_MIN_ROWS, IVFIndex
@@ -795,7 +795,8 @@ def build_indexes(store: Store, embedder: Embedder | None = None,
         docs = [{**d, "first_row": spans.get(d["doc_id"], [0, 0])[0], "rows": spans.get(d["doc_id"], [0, 0])[1]}
                 for d in documents]
         (tmp / "documents.json").write_text(json.dumps(docs))
-        (tmp / "synonyms.json").write_text(json.dumps(synonyms))
+        tags = [d.get("metadata", {}).get("tags") or [] for d in documents]
+        (tmp / "synonyms.json").write_text(json.dumps(with_kb_acronyms(synonyms, (r["text"] for r in rows), tags)))
         if vector_store == "pinecone" and sync_remote:
             from .pinecone import PineconeVectorIndex
 
