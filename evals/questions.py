@@ -1,6 +1,7 @@
 """Answer-level evaluation: run an eval set through citewise and check what the user gets.
 
-    citewise eval questions [--set sample|telecom|docs|hr|solar|aid|pets|utilities|travel|tenancy|banking|rental]
+    citewise eval questions [--set NAME]  (sample, telecom, docs, hr, solar, aid, pets, utilities, travel, tenancy,
+                                          banking, rental, parcels, homeins, saas, gyms)
                             [--json] [--record]
     citewise eval questions --questions FILE --kb DIR
 
@@ -61,6 +62,7 @@ SETS = {
     "parcels": EvalSet("parcels", ROOT / "examples" / "questions-parcels.yaml", ROOT / "examples" / "kb-parcels"),
     "homeins": EvalSet("homeins", ROOT / "examples" / "questions-homeins.yaml", ROOT / "examples" / "kb-homeins"),
     "saas": EvalSet("saas", ROOT / "examples" / "questions-saas.yaml", ROOT / "examples" / "kb-saas"),
+    "gyms": EvalSet("gyms", ROOT / "examples" / "questions-gyms.yaml", ROOT / "examples" / "kb-gyms"),
 }
 
 
