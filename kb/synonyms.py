@@ -11,7 +11,7 @@ from pathlib import Path
 from ..errors import IngestError
 from .articles import safe_yaml
 from .everyday import everyday_words
-from .text import normalize, tag_acronyms
+from .text import STOPWORDS, normalize, tag_acronyms
 
 
 def load_synonyms(path: Path) -> dict[str, list[str]]:
@@ -35,7 +35,8 @@ def load_synonyms(path: Path) -> dict[str, list[str]]:
 def with_kb_acronyms(synonyms: dict[str, list[str]], texts: Iterable[str],
                      tag_lists: Iterable[Iterable[str]]) -> dict[str, list[str]]:
     """The synonyms file's groups, plus a group for each acronym an article's tags pair with its long form
-    (`tags: [PT, personal training]`) where the KB's text never writes the acronym and no group names it.
+    (`tags: [PT, personal training]`) where the KB's text never writes the acronym, in any case, and no group
+    names it.
 
     Why: a question says "PT" and every passage says "personal training"; the tags are the KB's own word
     that the two are one, and nothing else in it would match. Not the acronyms the text defines ("paid time
@@ -47,12 +48,15 @@ def with_kb_acronyms(synonyms: dict[str, list[str]], texts: Iterable[str],
     for tags in tag_lists:
         for abbr, long in tag_acronyms(tags).items():
             paired.setdefault(abbr, long)
-    wanted = {a: long for a, long in paired.items() if normalize(a) not in named and normalize(long) not in named}
+    wanted = {a: long for a, long in paired.items()
+              if normalize(a) not in named | STOPWORDS and normalize(long) not in named}
     if wanted:
-        written = re.compile(r"\b(" + "|".join(map(re.escape, wanted)) + r")s?\b")
+        # in any case: a question is matched lower-cased, so an acronym the text writes as a word ("IT" and
+        # "it", "US" and "contact us") would expand ordinary words
+        written = re.compile(r"\b(" + "|".join(map(re.escape, wanted)) + r")s?\b", re.IGNORECASE)
         for text in texts:
             for m in written.finditer(text):
-                wanted.pop(m.group(1), None)
+                wanted.pop(m.group(1).upper(), None)
             if not wanted:
                 break
     return {**synonyms, **{abbr: [long] for abbr, long in sorted(wanted.items())}}

@@ -27,6 +27,10 @@ def test_only_acronyms_the_text_never_writes_and_no_group_names_join_the_synonym
     listed = {"support animal": ["ESA"]}  # the synonyms file already says it: kept as written
     assert with_kb_acronyms(listed, texts, tags) == {**listed, "PT": ["personal training"]}
     assert with_kb_acronyms({}, [*texts, "PTs are booked in the app."], tags[:1]) == {}  # the text writes it
+    # questions are matched lower-cased: an acronym the text writes as a word, or a stopword, would expand
+    # ordinary words ("contact us", "is it free?")
+    assert with_kb_acronyms({}, ["Contact us for a refund."], [["US", "unit surcharge"]]) == {}
+    assert with_kb_acronyms({}, ["A refund takes 5 days."], [["IT", "income tax"]]) == {}
 
 
 def test_a_question_in_the_tags_acronym_finds_the_article(tmp_path: Path) -> None:
