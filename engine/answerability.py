@@ -762,9 +762,21 @@ def names(word: str, name: str, stated: set[str], claims: list[str],
     # the word as written in the name, a hyphenated one whole ("pre-existing" is the term "preexist")
     written = [w.replace("-", "") for w in re.findall(r"[\w'’-]+", name) if stem(w.replace("-", "").lower()) == word]
     respelt = {t for w in written for t in terms(spelt(w))}
-    return word in stated or bool(respelt and respelt <= with_compounds(spelt(" ".join(claims)))) or any(
+    as_such = not only_as_past_participle(word, written, claims) and (
+        word in stated or bool(respelt and respelt <= with_compounds(spelt(" ".join(claims)))))
+    return as_such or any(
         terms(alt) and all(t in stated for t in terms(alt)) for alt in (alternatives or {}).get(word, [])) or any(
         says_derived(derived_words(w), " ".join(claims)) for w in words(name) if stem(w) == word)
+
+
+def only_as_past_participle(word: str, written: list[str], claims: list[str]) -> bool:
+    """Whether the claims write the asked thing's stem only as a past participle ("3 months have *passed*" for
+    "how many guest *passes*"; "a *charged* fee" for "which *charges*"): the stemmer makes them one term, but
+    the answer names no such thing. Not where the question writes that form too."""
+    if not written or any(w.lower().endswith("ed") for w in written):
+        return False
+    forms = [w for c in claims for w in words(c) if stem(w) == word]
+    return bool(forms) and all(w.endswith("ed") for w in forms)
 
 
 SUBJECT_SPAN = 10  # words: a longer stretch of the question is read as its focus words alone
