@@ -97,21 +97,23 @@ _H24 = r"([01]?\d|2[0-3]):[0-5]\d"
 _TIME_OF_DAY = (r"\b\d{1,2}(:\d\d)?\s?(a\.m\.|p\.m\.|am\b|pm\b)|\b(noon|midnight)\b|"
                 rf"\b(at|from|until|till|by|before|after|between|and|to|opens?|closes?)\s+{_H24}\b(?!:)|"
                 rf"(?<![:\d]){_H24}\s?[-\u2013]\s?{_H24}\b(?!:)")
+# No price to pay, said in words: "no fee", "free of charge", "the second visit is free", "fee-free" -- not a
+# freedom or a compound that is no price ("feel free to", "toll-free line", "tax-free", "free of debris"; "free
+# to" a verb is a freedom, "you're free to switch", unless "it is free to open"; "free to UK accounts" prices a
+# destination). A price (SENTENCE_TYPES "amount") and the answer to "does X charge a fee" (offered_things).
+_NO_CHARGE = (r"\b(no|free of|without) ([\w-]+ ){0,2}(fee|charge|cost)s?\b(?![\w-]|\s+(?!(for|to|on|if|when|is|are|"
+              r"applies|apply|and|or|at|in|unless|until|from|of|was|will|charged|required|payable|due)\b)[a-z])|"
+              r"(?<![\w-])(?<!feel )free\b(?!-)(?!\s+(of|from)\s+(?!(charge|cost|fees?)\b))"
+              r"(?!\s+to\s+(?!(a|an|the|any|all|every|some|most|your|their|our|my)\b)(?-i:[a-z]))|"
+              r"\bit(?: is|'s|\u2019s| will be) free to\b|"
+              r"\b(fee|fees|charge|cost|interest|commission|penalty|rent)-free\b|\bat no (cost|charge)\b")
+_FREE = re.compile(_NO_CHARGE, re.IGNORECASE)
 SENTENCE_TYPES: dict[str, re.Pattern[str]] = {t: re.compile(p, re.IGNORECASE) for t, p in {
     "amount": rf"{_SYMBOLS}\s?\d|\b({_CODES})\s?\d|"
               r"\b(price|fee|cost|charge)s?( \([a-z$£€]{1,4}\)\s*:\s*\d|\s*:\s*\d{2,})"
               r"(?![\d.,]*\s*(business |calendar )?(days?|hours?|weeks?|months?|years?|minutes?|of)\b)|"
               rf"(?<![\d,])\b\d[\d,]*(\.\d+)?\s*({_MONEY_AFTER})(?!\w)|"
-              r"\b(no|free of|without) ([\w-]+ ){0,2}(fee|charge|cost)s?\b(?![\w-]|\s+(?!(for|to|on|if|when|is|are|"
-              r"applies|apply|and|or|at|in|unless|until|from|of|was|will|charged|required|payable|due)\b)[a-z])|"
-              # "free" as a price ("the second visit is free", "free of charge", "fee-free"), not a freedom or a
-              # compound that is no price ("feel free to", "toll-free line", "tax-free", "free of debris")
-              # ("free to" a verb is a freedom, "you're free to switch", unless "it is free to open"; "free to UK
-              # accounts" prices a destination)
-              r"(?<![\w-])(?<!feel )free\b(?!-)(?!\s+(of|from)\s+(?!(charge|cost|fees?)\b))"
-              r"(?!\s+to\s+(?!(a|an|the|any|all|every|some|most|your|their|our|my)\b)(?-i:[a-z]))|"
-              r"\bit(?: is|'s|\u2019s| will be) free to\b|"
-              r"\b(fee|fees|charge|cost|interest|commission|penalty|rent)-free\b|\bat no (cost|charge)\b",
+              + _NO_CHARGE,
     "percent": r"\d\s*%|\bpercent\b",
     "date": _MONTH_IN_TEXT + r"|\bage\s+\d|\b\d+(½)?\s*(or older|and older)\b|\b(19|20)\d\d\b|\bby the (end|date)\b|"
             r"\b(end|start|beginning) of the (year|month|quarter)\b|\bdeadline\b|"
@@ -576,8 +578,8 @@ def named_asks(question: str, skip: set[str]) -> list[tuple[str, str]]:
 _CLAUSE = r"(?:^|[.?!,;:]\s*|\s[-–—]\s+|\b(?:and|but|also|plus|or)\s+)"  # where a clause may open
 _OFFER_ASK = re.compile(_CLAUSE + r"(?:(?:do|does|did)\s+(?!(?:i|we)\b)|(?:will|would|can|could)\s+(?!(?:i|we|you)\b))",
                         re.IGNORECASE)
-_OFFER_VERB = re.compile(r"\b(offers?|sells?|installs?|includes?|provides?|gives?|supply|supplies|lends?|comes? with|"
-                         r"pays?(?: out)? for|covers?)\s+(?=([^?.!;:–—]{1,160}))", re.IGNORECASE)
+_OFFER_VERB = re.compile(r"\b(offers?|charges?|sells?|installs?|includes?|provides?|gives?|supply|supplies|lends?|"
+                         r"comes? with|pays?(?: out)? for|covers?)\s+(?=([^?.!;:–—]{1,160}))", re.IGNORECASE)
 _GIVING = frozenset(terms("offer give lend"))  # "give *students* a discount": the thing comes after its receiver
 SUBJECT_WORDS = 5  # "does *the Contoso everyday account* come with": the furthest a verb stands from its auxiliary
 _WORD = r"[\w'’/%()-]+|,"
@@ -611,8 +613,11 @@ _GENERIC_HEADS = frozenset(terms("session sessions visit visits appointment appo
 # Information asked for, not a thing offered ("does it include a summary", "give me the steps")
 _INFORMATION = frozenset(terms("summary overview steps step details detail information info explanation list "
                                "rundown breakdown example examples instructions guide description answer"))
-# A thing named only as money ("give any cash toward a wedding"): an amount in the answer names it
+# A thing named only as money ("give any cash toward a wedding"): an amount in the answer names it. A price
+# charged ("charge a fee to switch"): by any word for a price ("switching costs $10") or said to be none
+# ("switching is free"); an amount alone is not enough (a contribution limit's says nothing of a fee)
 _MONEY_THINGS = frozenset(terms("money cash funds"))
+_PRICE_THINGS = frozenset(terms("fee fees charge charges cost costs price"))
 
 
 def offered_things(question: str, skip: set[str]) -> list[tuple[str, list[str]]]:
@@ -748,7 +753,8 @@ def assess(question: str, claims: list[str], context_text: str, facet_terms: set
     read = [(c, with_compounds(c), "amount" in sentence_types(c)) for c in claims] if offered else []
     for name, wanted in offered:
         # named in one claim: "a credit card" is not named by "a line of credit" and "card transactions"
-        if not any(all(names(w, name, terms_of, [c], alternatives) or (w in _MONEY_THINGS and priced) for w in wanted)
+        if not any(all(names(w, name, terms_of, [c], alternatives) or (w in _MONEY_THINGS and priced)
+                       or (w in _PRICE_THINGS and (terms_of & _PRICE_THINGS or _FREE.search(c))) for w in wanted)
                    for c, terms_of, priced in read):
             out.missing.append(f"anything about {name}")  # "whether it installs heat pumps": never named
     return out

@@ -146,6 +146,12 @@ def test_whether_a_provider_offers_a_thing_is_answered_only_when_the_answer_name
                   ["The limit is $5,000 a year."], "", set()).missing == ["anything about cremation"]
     assert assess("Will they give us a loaner phone while the claim is processed?",
                   ["Claims are processed in 5 days."], "", set()).missing == ["anything about loaner phone"]
+    # "charge" asks whether the provider charges the thing: interest is not named by a fee ("Does Brackenmoor
+    # charge interest on an overdue balance?", a blind gyms KB's dev half); a fee is named by an amount
+    assert assess("Does Contoso charge interest on an overdue balance?", ["A $15 late fee applies after 10 days."],
+                  "", set(terms("Contoso"))).missing == ["anything about interest"]
+    assert assess("Does Contoso charge a fee for wire transfers?", ["Wire transfers cost $25 each."], "",
+                  set(terms("Contoso"))).ok
     # (reviews) the thing after its receiver, after a name of its part, without a particle or a period after
     # it, up to a dash; each of a list; after ", or" and a dash. A request to "you", information asked for,
     # a condition ("if Fabrikam covers the claim") and the passive (the asker's own case: "is my dog's
@@ -164,7 +170,7 @@ def test_whether_a_provider_offers_a_thing_is_answered_only_when_the_answer_name
                              ("Does Woodgrove give access to a gym?", ["gym"]),
                              ("Does Woodgrove offer 2 free days of volunteering leave?", ["volunteering leave"]),
                              ("Does Contoso give a 15% discount to seniors?", ["15% discount"]),
-                             ("Does it charge a fee, or does it offer free transfers?", ["transfers"]),
+                             ("Does it charge a fee, or does it offer free transfers?", ["fee", "transfers"]),
                              ("Fabrikam - do they cover acupuncture?", ["acupuncture"]),
                              ("Does it include supply chain insurance?", ["supply chain insurance"]),
                              ("Does Tailspin provide a phone with the plan?", ["phone"]),
