@@ -44,6 +44,9 @@ def synonym_alternatives(kb: KnowledgeBase, question: str) -> dict[str, list[str
     for phrase, formal in kb.synonyms.everyday(question).items():
         for t in terms(phrase):
             out.setdefault(t, []).extend(formal)
+    for abbr, long in kb.synonyms.tag_acronyms_in(question).items():
+        for t in terms(abbr):
+            out.setdefault(t, []).append(long)
     q = set(terms(question))
     return {t: v for t, v in out.items() if t in q}
 

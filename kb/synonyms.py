@@ -7,11 +7,12 @@ import re
 from collections.abc import Callable, Iterable
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from ..errors import IngestError
 from .articles import safe_yaml
 from .everyday import everyday_words
-from .text import STOPWORDS, normalize, tag_acronyms
+from .text import normalize, tag_acronyms
 
 
 def load_synonyms(path: Path) -> dict[str, list[str]]:
@@ -32,11 +33,16 @@ def load_synonyms(path: Path) -> dict[str, list[str]]:
     return out
 
 
+# Where a snapshot's synonyms.json keeps the tag acronyms (acronym -> long form), beside the file's groups
+TAG_ACRONYMS = "(tag acronyms)"
+
+
 def with_kb_acronyms(synonyms: dict[str, list[str]], texts: Iterable[str],
-                     tag_lists: Iterable[Iterable[str]]) -> dict[str, list[str]]:
-    """The synonyms file's groups, plus a group for each acronym an article's tags pair with its long form
-    (`tags: [PT, personal training]`) where the KB's text never writes the acronym, in any case, and no group
-    names it.
+                     tag_lists: Iterable[Iterable[str]]) -> dict[str, Any]:
+    """The synonyms file's groups, plus (under TAG_ACRONYMS) each acronym an article's tags pair with its long
+    form (`tags: [PT, personal training]`) where the KB's text never writes the acronym and no group names
+    it. A question gains the long form only where it writes the acronym in capitals ("PT", not "pt"; "US",
+    not "tell us"), and the acronym names no facet.
 
     Why: a question says "PT" and every passage says "personal training"; the tags are the KB's own word
     that the two are one, and nothing else in it would match. Not the acronyms the text defines ("paid time
@@ -48,18 +54,15 @@ def with_kb_acronyms(synonyms: dict[str, list[str]], texts: Iterable[str],
     for tags in tag_lists:
         for abbr, long in tag_acronyms(tags).items():
             paired.setdefault(abbr, long)
-    wanted = {a: long for a, long in paired.items()
-              if normalize(a) not in named | STOPWORDS and normalize(long) not in named}
-    if wanted:
-        # in any case: a question is matched lower-cased, so an acronym the text writes as a word ("IT" and
-        # "it", "US" and "contact us") would expand ordinary words
-        written = re.compile(r"\b(" + "|".join(map(re.escape, wanted)) + r")s?\b", re.IGNORECASE)
+    wanted = {a: long for a, long in paired.items() if normalize(a) not in named and normalize(long) not in named}
+    if wanted:  # (the text writes it: search finds it as written)
+        written = re.compile(r"\b(" + "|".join(map(re.escape, wanted)) + r")s?\b")
         for text in texts:
             for m in written.finditer(text):
-                wanted.pop(m.group(1).upper(), None)
+                wanted.pop(m.group(1), None)
             if not wanted:
                 break
-    return {**synonyms, **{abbr: [long] for abbr, long in sorted(wanted.items())}}
+    return {**synonyms, TAG_ACRONYMS: dict(sorted(wanted.items()))} if wanted else dict(synonyms)
 
 
 EVERYDAY_MEMO = 512  # questions
@@ -73,8 +76,14 @@ class SynonymExpander:
     words the KB writes for the everyday phrases it says ("money back" -> "refund"); one way only.
     """
 
-    def __init__(self, synonyms: dict[str, list[str]], known: Callable[[str], bool] | None = None):
+    def __init__(self, synonyms: dict[str, Any], known: Callable[[str], bool] | None = None):
         self.known = known
+        synonyms = dict(synonyms)
+        tagged = synonyms.pop(TAG_ACRONYMS, None)
+        # acronym -> long form, matched as written (with_kb_acronyms); not groups: no facet is named by them
+        self.tag_acronyms: dict[str, str] = tagged if isinstance(tagged, dict) else {}
+        alternation = "|".join(map(re.escape, self.tag_acronyms))
+        self._tagged = re.compile(rf"(?<![A-Za-z0-9])({alternation})s?(?![A-Za-z0-9])") if alternation else None
         # one answer reads a question's everyday words five times or so (search, coverage, focus, answerability,
         # the uncertain text): looked up once per question, for the life of this snapshot
         self._everyday = lru_cache(maxsize=EVERYDAY_MEMO)(lambda query: everyday_words(query, known)) if known else None
@@ -95,9 +104,16 @@ class SynonymExpander:
             hit = [t for pat, t in patterns if pat.search(text)]
             if hit:
                 extra.extend(t for _, t in patterns if t not in hit and normalize(t) not in text)
+        extra.extend(self.tag_acronyms_in(query).values())
         for formal in self.everyday(query).values() if everyday else ():
             extra.extend(formal)
         return list(dict.fromkeys(extra))
+
+    def tag_acronyms_in(self, query: str) -> dict[str, str]:
+        """The tag acronyms the query writes, in capitals, -> their long forms."""
+        if self._tagged is None:
+            return {}
+        return {m.group(1): self.tag_acronyms[m.group(1)] for m in self._tagged.finditer(query)}
 
     def everyday(self, query: str) -> dict[str, list[str]]:
         """Each everyday phrase of the query -> the formal words for it this knowledge base writes."""

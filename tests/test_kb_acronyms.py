@@ -1,11 +1,12 @@
 """An acronym an article's tags pair with its long form (`tags: [PT, personal training]`) reads as that long
-form in questions, where the KB's text never writes the acronym (kb.synonyms.with_kb_acronyms)."""
+form in questions that write it in capitals, where the KB's text never writes the acronym
+(kb.synonyms.with_kb_acronyms)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from citewise.kb.synonyms import with_kb_acronyms
+from citewise.kb.synonyms import TAG_ACRONYMS, with_kb_acronyms
 from citewise.kb.text import tag_acronyms
 
 
@@ -23,14 +24,19 @@ def test_only_acronyms_the_text_never_writes_and_no_group_names_join_the_synonym
     tags = [["PT", "personal training"], ["PTO", "paid time off"], ["ESA", "emotional support animal"]]
     texts = ["A personal training package expires after 240 days.", "PTO carries over up to 40 hours.",
              "Sessions are one to one."]
-    assert with_kb_acronyms({}, texts, tags) == {"ESA": ["emotional support animal"], "PT": ["personal training"]}
+    assert with_kb_acronyms({}, texts, tags) == {TAG_ACRONYMS: {"ESA": "emotional support animal",
+                                                                "PT": "personal training"}}
     listed = {"support animal": ["ESA"]}  # the synonyms file already says it: kept as written
-    assert with_kb_acronyms(listed, texts, tags) == {**listed, "PT": ["personal training"]}
+    assert with_kb_acronyms(listed, texts, tags) == {**listed, TAG_ACRONYMS: {"PT": "personal training"}}
     assert with_kb_acronyms({}, [*texts, "PTs are booked in the app."], tags[:1]) == {}  # the text writes it
-    # questions are matched lower-cased: an acronym the text writes as a word, or a stopword, would expand
-    # ordinary words ("contact us", "is it free?")
-    assert with_kb_acronyms({}, ["Contact us for a refund."], [["US", "unit surcharge"]]) == {}
-    assert with_kb_acronyms({}, ["A refund takes 5 days."], [["IT", "income tax"]]) == {}
+    # a question gains the long form only where it writes the acronym in capitals: "tell us", "is it free?"
+    # and "pt" are ordinary words; and the acronym names no facet (no synonym group)
+    from citewise.kb.synonyms import SynonymExpander
+
+    expander = SynonymExpander(with_kb_acronyms({}, ["A refund takes 5 days."], [["US", "unit surcharge"],
+                                                                                 ["IT", "income tax"]]))
+    assert expander.expansions("Can you tell us if it is free?") == [] and expander.groups == []
+    assert expander.expansions("Is the US fee waived? Does IT apply?") == ["unit surcharge", "income tax"]
 
 
 def test_a_question_in_the_tags_acronym_finds_the_article(tmp_path: Path) -> None:
