@@ -296,13 +296,31 @@ def quarantine_reason(text: str, converted: bool = False) -> str:
 
 
 # A top-level `key: value` line whose plain value holds ": " ("title: Loans: fees and limits"): strict YAML
-# refuses it, though the writer meant text. Only such values are quoted, and only when the strict parse failed.
-_PLAIN_WITH_COLON = re.compile(r"^([A-Za-z_][\w-]*):[ \t]+([^\s\[{\"'|>&*!%@`#][^\n]*?:[ \t][^\n]*?)[ \t]*$",
+# refuses it, though the writer meant text. Only such a line that is not valid YAML on its own is quoted (a
+# comment's colon, "topic: loan # see also: x", is valid), its comment dropped as YAML would, and only when
+# the strict parse failed; never a value with control characters (YAML refuses those for a reason).
+_PLAIN_WITH_COLON = re.compile(r"^([A-Za-z_][\w-]*):[ \t]+([^\s\[{\"'|>&*!%@`#][^\r\n]*?:[ \t][^\r\n]*?)[ \t]*\r?$",
                                re.MULTILINE)
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
-def _quoted_plain_values(raw: str) -> str:
-    return _PLAIN_WITH_COLON.sub(lambda m: f"{m.group(1)}: {json.dumps(m.group(2))}", raw)
+def _slips(raw: str) -> list[re.Match[str]]:
+    """The lines of `raw` that only an unquoted ": " makes invalid."""
+    out = []
+    for m in _PLAIN_WITH_COLON.finditer(raw):
+        try:
+            yaml.safe_load(m.group(0))
+        except yaml.YAMLError:
+            if not _CONTROL.search(m.group(2)):
+                out.append(m)
+    return out
+
+
+def _quoted_plain_values(raw: str, slips: list[re.Match[str]]) -> str:
+    for m in reversed(slips):
+        value = re.split(r"[ \t]#", m.group(2), maxsplit=1)[0].rstrip()
+        raw = raw[:m.start()] + f"{m.group(1)}: {json.dumps(value)}" + raw[m.end():]
+    return raw
 
 
 def split_front_matter(text: str, source: str,
@@ -320,14 +338,14 @@ def split_front_matter(text: str, source: str,
             try:
                 data = safe_yaml(raw, source, first_line=2) or {}
             except IngestError as strict:
-                quoted = _quoted_plain_values(raw)
-                if quoted == raw:
+                slips = _slips(raw) if "malformed YAML" in str(strict) else []
+                if not slips:
                     raise
                 try:
-                    data = safe_yaml(quoted, source, first_line=2) or {}
+                    data = safe_yaml(_quoted_plain_values(raw, slips), source, first_line=2) or {}
                 except IngestError:
                     raise strict from None
-                keys = [m.group(1) for m in _PLAIN_WITH_COLON.finditer(raw)]
+                keys = [m.group(1) for m in slips]
                 if warnings is not None:
                     warnings.append(f"{source}: front-matter value of {', '.join(map(repr, keys))} has an unquoted "
                                     "': ' (not valid YAML); read as text")

@@ -90,7 +90,16 @@ def test_an_unquoted_colon_in_a_front_matter_value_is_read_as_text() -> None:
     doc = parse_markdown(text, source="loans.md", default_id="loans", default_title="loans")
     assert doc.title == "Loans: fees and limits" and doc.metadata["topic"] == "loan"
     assert any("unquoted ': '" in w and "'title'" in w for w in doc.warnings), doc.warnings
-    for bad in ("---\nid: x\ntitle: [a, b: c\n---\nbody", "---\nid: x\ntitle: a: b\nnested:\n  k: [v\n---\nbody"):
+    # (review) only the lines that are not YAML on their own: a comment's colon stays a comment, and the slip's
+    # own comment is dropped, as YAML drops it; CRLF files read alike
+    text = ("---\r\nid: loans\r\ntitle: Loans: fees # internal: draft\r\ntopic: loan # see also: hardship\r\n"
+            "record_keeper: Acme # was: Contoso\r\n---\r\n## Business rules\r\n- The setup fee is $75.\r\n")
+    doc = parse_markdown(text, source="loans.md", default_id="loans", default_title="loans")
+    assert (doc.title, doc.metadata["topic"], doc.metadata["record_keeper"]) == ("Loans: fees", "loan", "Acme")
+    assert [w for w in doc.warnings if "unquoted" in w] == [
+        "loans.md: front-matter value of 'title' has an unquoted ': ' (not valid YAML); read as text"]
+    for bad in ("---\nid: x\ntitle: [a, b: c\n---\nbody", "---\nid: x\ntitle: a: b\nnested:\n  k: [v\n---\nbody",
+                "---\nid: x\ntitle: Loans:\x00 fees\n---\nbody"):
         with pytest.raises(IngestError, match="malformed YAML"):
             parse_markdown(bad, source="bad.md", default_id="bad", default_title="bad")
 
