@@ -223,7 +223,7 @@ def uncertain(ctx: Context, inquiry: Inquiry, verdict: Verdict | None, pack: Con
     missing_parts = []
     if uncovered:
         missing_parts.append("the knowledge base says nothing about: " + ", ".join(uncovered[:8]))
-    elsewhere = verdict is not None and bool(verdict.unserved) and artifact is None
+    elsewhere = verdict is not None and bool(verdict.unserved)
     if missing and not elsewhere:  # (another provider's article asks for its own provider's data)
         missing_parts.append("data still to collect: " + ", ".join(missing))
     sections = verdict.sections if verdict else []
@@ -236,6 +236,8 @@ def uncertain(ctx: Context, inquiry: Inquiry, verdict: Verdict | None, pack: Con
         # data: resolution_output lists none)
         sections, out["citations"] = [], []
         head += " " + elsewhere_note("; ".join(sorted({c.title for c in verdict.citations})), verdict.unserved)
+        if artifact is not None:  # (nor an artifact built from it)
+            artifact, out["artifact"] = None, None
     body = artifact.markdown if artifact is not None else render_text(sections)
     text = head + ("\n\nWhat the knowledge base does support:\n" + body if body else "")
     if verdict is not None and verdict.note and artifact is None:  # (an artifact's markdown carries it already)

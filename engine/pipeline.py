@@ -150,7 +150,7 @@ def _answer(ctx: Context, raw: Mapping[str, Any], access: Access, timed: _Timer,
         update = outcomes.artifact_answered(built, resolution.missing)
         meta.update({**outcomes.draft_metadata(built.draft, attempts), **outcomes.verdict_metadata(built.verdict)})
         step = routes.after_artifact(built.draft, built.artifact, built.verdict.passed, built.verdict.confidence,
-                                     attempts, ctx)
+                                     attempts, ctx, bool(built.verdict.unserved))
         if step == "build_artifact":
             feedback = built.verdict.feedback()
             continue

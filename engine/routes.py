@@ -51,13 +51,16 @@ def after_context(mode: str) -> Literal["generate", "build_artifact"]:
 
 
 def after_artifact(draft: Draft, artifact: Artifact, passed: bool, confidence: float, attempts: int,
-                   ctx: Context) -> Literal["build_artifact", "abstain", "uncertain", "end"]:
+                   ctx: Context, elsewhere: bool = False) -> Literal["build_artifact", "abstain", "uncertain", "end"]:
     """As an answer routes: no material (or a model that says so) abstains; a failed check earns a
     bounded rebuild; after that, nothing left under a core heading abstains, unless the governing article
     has the rest (`Draft.partial`: a workflow without steps, the article has its rules, not its
-    procedure); that, a failure or low confidence is `uncertain`."""
+    procedure); that, a failure or low confidence is `uncertain`. So is an artifact built from another
+    provider's article than the one named (`elsewhere`: Resolution.elsewhere), which is not shown."""
     if draft.cannot_answer:
         return "abstain"
+    if elsewhere:
+        return "uncertain"
     step = after_check(passed, confidence, attempts, ctx)
     if step == "generate":
         return "build_artifact"

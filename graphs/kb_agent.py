@@ -68,11 +68,12 @@ def route_after_context(state: dict[str, Any]) -> Literal["generate", "build_art
 def route_after_artifact(state: dict[str, Any], runtime: Runtime[Context]) -> Literal[
         "build_artifact", "abstain", "uncertain", "record"]:
     """No material abstains; a failed check earns a bounded rebuild; then failure or low confidence is
-    `uncertain`, as for answers."""
+    `uncertain`, as for answers, and so is an artifact from another provider's article."""
     guard = state.get("guardrails") or {}
     step = routes.after_artifact(load(Draft, state["draft"]), load(Artifact, state["artifact"]),
                                  bool(guard.get("passed")), float(state.get("confidence") or 0.0),
-                                 int(state.get("attempts") or 0), context_from(runtime.context))
+                                 int(state.get("attempts") or 0), context_from(runtime.context),
+                                 bool((state.get("resolution") or {}).get("elsewhere")))
     return "record" if step == "end" else step
 
 

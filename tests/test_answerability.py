@@ -1964,6 +1964,15 @@ def test_another_provider_s_data_is_not_asked_for(tmp_path) -> None:
     assert paused.get("status") != "interrupted" and paused["decision"] == "uncertain", paused.get("interrupt")
     own = api.required_data("What is the loan setup fee at Northwind?", home=home)
     assert own["decision"] == "needs_data" and "vested_balance" in own["missing_fields"], own
+    # (review) nor is a checklist built from it, through the graph or the plain pipeline
+    from citewise.engine import answer
+
+    for built in (api.artifact("checklist", "What is the loan setup fee at Contoso?", home=home),
+                  answer("What is the loan setup fee at Contoso?", home=home, mode="artifact",
+                         artifact_type="checklist")):
+        assert built["decision"] == "uncertain" and not built.get("artifact"), built.get("artifact")
+        assert "$75" not in built["response"]["text"] and "Vested" not in built["response"]["text"]
+        assert "only for another provider" in built["response"]["text"] and built["missing_fields"] == []
 
 
 
