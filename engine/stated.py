@@ -123,8 +123,9 @@ _MADE_UP = re.compile(r"\b((suppose|supposing|assuming|assume|say|hypothetically
                       r"e\.g\.)", re.IGNORECASE)
 # ... and a list of values, each someone's or something's: "Pet weight is 30 lbs for the beagle and 55 lbs for
 # the lab", "rent: £820 (flat A), £760 (flat B)" (which one is the case's is not said)
-_LISTED = {kind: re.compile(rf"(?:\s+(?:for|of|on|at|in|with)\s+(?:[\w'’-]+\s+){{0,2}}[\w'’-]+|\s*\([^()]{{1,30}}\))?"
-                            rf"\s*(?:,|;|&|/|\band\b|\bplus\b)\s*(?:(?:the|my|our|about|around|roughly|is|was)\s+)?"
+_LISTED = {kind: re.compile(rf"(?:\s+(?:for|of|on|at|in|with)\s+(?:[\w'’-]+\s+){{0,3}}[\w'’-]+|\s*\([^()]{{1,30}}\))?"
+                            rf"\s*(?:[,;&/]\s*(?:(?:and|plus)\b)?|\band\b|\bplus\b)\s*"
+                            rf"(?:(?:the|my|our|about|around|roughly|is|was)\s+)?"
                             rf"(?<![\w.,])(?>{pattern}){_END}", re.IGNORECASE) for kind, pattern in _VALUE.items()}
 # ... and one another figure contradicts: "... is $40,000 per my statement but the website shows $41,200"
 _BUT = re.compile(r"\b(but|though|although|however|whereas|while)\b", re.IGNORECASE)

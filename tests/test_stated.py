@@ -58,6 +58,7 @@ def test_a_value_beside_the_fields_name_is_taken(question: str, expected: dict[s
     # one of a list, each someone's or something's (a review's message: "30 lbs" was shown)
     "The arrival delay was 3 hours for the first leg and 5 hours for the second.",
     "Rent is £820 (flat A), £760 (flat B).",
+    "The arrival delay was 3 hours for the very first leg, and 5 hours for the second.",  # (review)
 ])
 def test_no_value_is_taken_where_it_is_not_the_fields_own(question: str) -> None:
     assert stated_data(question, FIELDS, {}) == {}
