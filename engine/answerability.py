@@ -578,7 +578,11 @@ def named_asks(question: str, skip: set[str]) -> list[tuple[str, str]]:
 _CLAUSE = r"(?:^|[.?!,;:]\s*|\s[-–—]\s+|\b(?:and|but|also|plus|or)\s+)"  # where a clause may open
 _OFFER_ASK = re.compile(_CLAUSE + r"(?:(?:do|does|did)\s+(?!(?:i|we)\b)|(?:will|would|can|could)\s+(?!(?:i|we|you)\b))",
                         re.IGNORECASE)
-_OFFER_VERB = re.compile(r"\b(offers?|charges?|sells?|installs?|includes?|provides?|gives?|supply|supplies|lends?|"
+# "charge" asks whether a price is charged only before one ("charge a fee to ...", "charge interest on ..."); not
+# "charge my card on the 1st", "charge a lot for shipping", "does it charge fast"
+_CHARGED = (r"charges?(?=\s+(?:(?:an?|any|extra|additional)\s+)?(?:fees?|interest|penalty|penalties|surcharges?|"
+            r"commissions?|charges?)\b)")
+_OFFER_VERB = re.compile(rf"\b(offers?|{_CHARGED}|sells?|installs?|includes?|provides?|gives?|supply|supplies|lends?|"
                          r"comes? with|pays?(?: out)? for|covers?)\s+(?=([^?.!;:–—]{1,160}))", re.IGNORECASE)
 _GIVING = frozenset(terms("offer give lend"))  # "give *students* a discount": the thing comes after its receiver
 SUBJECT_WORDS = 5  # "does *the Contoso everyday account* come with": the furthest a verb stands from its auxiliary
@@ -617,7 +621,7 @@ _INFORMATION = frozenset(terms("summary overview steps step details detail infor
 # charged ("charge a fee to switch"): by any word for a price ("switching costs $10") or said to be none
 # ("switching is free"); an amount alone is not enough (a contribution limit's says nothing of a fee)
 _MONEY_THINGS = frozenset(terms("money cash funds"))
-_PRICE_THINGS = frozenset(terms("fee fees charge charges cost costs price"))
+_PRICE_THINGS = frozenset(terms("fee fees charge charges cost costs price penalty surcharge"))
 
 
 def offered_things(question: str, skip: set[str]) -> list[tuple[str, list[str]]]:
@@ -746,7 +750,7 @@ def assess(question: str, claims: list[str], context_text: str, facet_terms: set
     stated = set().union(*(with_compounds(c) for c in claims)) if claims else set()
     alternatives = alternatives or {}
     for name, word in named_asks(question, facet_terms):
-        if not names(word, name, stated, claims, alternatives):
+        if not names(word, name, stated, claims, alternatives, asked_by_name=True):
             out.missing.append(f"the {name.lower()}")  # "the exchange-rate margin": never named in the answer
     offered = offered_things(question, facet_terms)
     # each claim read once: its terms, whether it gives an amount
@@ -761,14 +765,14 @@ def assess(question: str, claims: list[str], context_text: str, facet_terms: set
 
 
 def names(word: str, name: str, stated: set[str], claims: list[str],
-          alternatives: dict[str, list[str]] | None = None) -> bool:
+          alternatives: dict[str, list[str]] | None = None, asked_by_name: bool = False) -> bool:
     """Whether the claims (their terms: `stated`) name a word of the question's `name`: as written, in the
     other spelling ("behaviour" / "behavior"), as its noun or verb partner ("decision" / "decided"), or by
     a synonym the KB lists for it ("SSO" / "single sign-on")."""
     # the word as written in the name, a hyphenated one whole ("pre-existing" is the term "preexist")
     written = [w.replace("-", "") for w in re.findall(r"[\w'’-]+", name) if stem(w.replace("-", "").lower()) == word]
     respelt = {t for w in written for t in terms(spelt(w))}
-    as_such = not only_as_past_participle(word, written, claims) and (
+    as_such = not (asked_by_name and only_as_past_participle(word, written, claims)) and (
         word in stated or bool(respelt and respelt <= with_compounds(spelt(" ".join(claims)))))
     return as_such or any(
         terms(alt) and all(t in stated for t in terms(alt)) for alt in (alternatives or {}).get(word, [])) or any(
@@ -777,12 +781,14 @@ def names(word: str, name: str, stated: set[str], claims: list[str],
 
 def only_as_past_participle(word: str, written: list[str], claims: list[str]) -> bool:
     """Whether the claims write the asked thing's stem only as a past participle ("3 months have *passed*" for
-    "how many guest *passes*"; "a *charged* fee" for "which *charges*"): the stemmer makes them one term, but
-    the answer names no such thing. Not where the question writes that form too."""
+    "how many guest *passes*"): the stemmer makes them one term, but the answer names no such thing. Not
+    where the question writes that form too, nor a word that merely ends in -ed ("bed", "shed"). For a
+    thing asked for by name (named_asks) only: whether a provider offers a thing is answered by its
+    participle ("Does Contoso offer refunds?" -- "Unused months are refunded")."""
     if not written or any(w.lower().endswith("ed") for w in written):
         return False
     forms = [w for c in claims for w in words(c) if stem(w) == word]
-    return bool(forms) and all(w.endswith("ed") for w in forms)
+    return bool(forms) and all(w.endswith("ed") and w != word and w != stem(w) for w in forms)
 
 
 SUBJECT_SPAN = 10  # words: a longer stretch of the question is read as its focus words alone

@@ -152,6 +152,12 @@ def test_whether_a_provider_offers_a_thing_is_answered_only_when_the_answer_name
                   "", set(terms("Contoso"))).missing == ["anything about interest"]
     assert assess("Does Contoso charge a fee for wire transfers?", ["Wire transfers cost $25 each."], "",
                   set(terms("Contoso"))).ok
+    # (second review) only before a price: "charge my card", "charge a lot", "charge fast" ask no such thing
+    for question, claim in (("Does Contoso charge my card on the 1st?", "Payments are collected on the 1st."),
+                            ("Does Contoso charge a lot for shipping?", "Shipping is $4.99."),
+                            ("Does it charge fast?", "The battery charges to 80% in 30 minutes."),
+                            ("Does Contoso charge a late fee?", "A £15 penalty applies after 10 days.")):
+        assert assess(question, [claim], "", set(terms("Contoso"))).ok, question
     # (reviews) the thing after its receiver, after a name of its part, without a particle or a period after
     # it, up to a dash; each of a list; after ", or" and a dash. A request to "you", information asked for,
     # a condition ("if Fabrikam covers the claim") and the passive (the asker's own case: "is my dog's
@@ -2000,3 +2006,7 @@ def test_a_thing_asked_for_is_not_named_by_a_past_participle_of_its_stem() -> No
     assert assess(question, ["Members get 2 guest passes each month."], "", set()).missing == []
     assert assess(question, ["Members get 2 guest passes each month; unused ones have passed their date."], "",
                   set()).missing == []  # the thing is named too
+    # (second review) only a thing asked for by name, and only a participle: whether a provider offers a thing
+    # is answered by its participle; "bed" is no participle
+    assert assess("Does Contoso offer refunds?", ["Unused months are refunded in full."], "", {"contoso"}).ok
+    assert assess("How many beds does the cabin have?", ["Each cabin has one double bed."], "", set()).ok
