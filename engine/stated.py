@@ -122,8 +122,9 @@ _PAST = re.compile(rf"\s+(in {_MONTH}|last (week|month|year|time)|\w+ ago|before
 _MADE_UP = re.compile(r"\b((suppose|supposing|assuming|assume|say|hypothetically|imagine|for example|for instance)\b|"
                       r"e\.g\.)", re.IGNORECASE)
 # ... and a list of values, each someone's or something's: "Pet weight is 30 lbs for the beagle and 55 lbs for
-# the lab", "rent: £820 (flat A), £760 (flat B)" (which one is the case's is not said)
-_LISTED = {kind: re.compile(rf"(?:\s+(?:for|of|on|at|in|with)\s+(?:[\w'’-]+\s+){{0,3}}[\w'’-]+|\s*\([^()]{{1,30}}\))?"
+# the lab", "rent: £820 (flat A), £760 (flat B)" (which one is the case's is not said). The first value's own
+# "for ..." or "(...)" makes it one of a list: "rent is £820, and £900 was the deposit" is no list.
+_LISTED = {kind: re.compile(rf"(?:\s+(?:for|of|on|at|in|with)\s+(?:[\w'’-]+\s+){{0,3}}[\w'’-]+|\s*\([^()]{{1,30}}\))"
                             rf"\s*(?:[,;&/]\s*(?:(?:and|plus)\b)?|\band\b|\bplus\b)\s*"
                             rf"(?:(?:the|my|our|about|around|roughly|is|was)\s+)?"
                             rf"(?<![\w.,])(?>{pattern}){_END}", re.IGNORECASE) for kind, pattern in _VALUE.items()}

@@ -301,7 +301,7 @@ def quarantine_reason(text: str, converted: bool = False) -> str:
 # the strict parse failed; never a value with control characters (YAML refuses those for a reason).
 _PLAIN_WITH_COLON = re.compile(r"^([A-Za-z_][\w-]*):[ \t]+([^\s\[{\"'|>&*!%@`#][^\r\n]*?:[ \t][^\r\n]*?)[ \t]*\r?$",
                                re.MULTILINE)
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")  # (C0, C1 and the line separators YAML breaks at)
 
 
 def _slips(raw: str) -> list[re.Match[str]]:
@@ -345,10 +345,11 @@ def split_front_matter(text: str, source: str,
                     data = safe_yaml(_quoted_plain_values(raw, slips), source, first_line=2) or {}
                 except IngestError:
                     raise strict from None
-                keys = [m.group(1) for m in slips]
+                keys = list(dict.fromkeys(m.group(1) for m in slips))
+                named = ", ".join(map(repr, keys[:5])) + (f" and {len(keys) - 5} more" if len(keys) > 5 else "")
                 if warnings is not None:
-                    warnings.append(f"{source}: front-matter value of {', '.join(map(repr, keys))} has an unquoted "
-                                    "': ' (not valid YAML); read as text")
+                    warnings.append(f"{source}: front-matter value of {named} has an unquoted ': ' (not valid YAML); "
+                                    "read as text")
             if not isinstance(data, dict):
                 raise IngestError(f"{source}: front matter must be a YAML mapping")
             return data, "".join(lines[i + 1:])

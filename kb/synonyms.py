@@ -14,6 +14,9 @@ from .articles import safe_yaml
 from .everyday import everyday_words
 from .text import normalize, tag_acronyms
 
+# Where a snapshot's synonyms.json keeps the tag acronyms (acronym -> long form), beside the file's groups
+TAG_ACRONYMS = "(tag acronyms)"
+
 
 def load_synonyms(path: Path) -> dict[str, list[str]]:
     try:
@@ -25,16 +28,14 @@ def load_synonyms(path: Path) -> dict[str, list[str]]:
         raise IngestError(f"{path}: synonyms must be a mapping of term -> [synonyms]")
     out: dict[str, list[str]] = {}
     for key, values in data.items():
+        if str(key) == TAG_ACRONYMS:
+            raise IngestError(f"{path}: {TAG_ACRONYMS!r} is reserved (the acronyms tags define); use another key")
         if isinstance(values, str):
             values = [values]
         if not isinstance(values, list) or not all(isinstance(v, str | int | float) for v in values):
             raise IngestError(f"{path}: synonyms for {key!r} must be a list of strings")
         out[str(key)] = [str(v) for v in values]
     return out
-
-
-# Where a snapshot's synonyms.json keeps the tag acronyms (acronym -> long form), beside the file's groups
-TAG_ACRONYMS = "(tag acronyms)"
 
 
 def with_kb_acronyms(synonyms: dict[str, list[str]], texts: Iterable[str],

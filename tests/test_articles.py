@@ -99,7 +99,8 @@ def test_an_unquoted_colon_in_a_front_matter_value_is_read_as_text() -> None:
     assert [w for w in doc.warnings if "unquoted" in w] == [
         "loans.md: front-matter value of 'title' has an unquoted ': ' (not valid YAML); read as text"]
     for bad in ("---\nid: x\ntitle: [a, b: c\n---\nbody", "---\nid: x\ntitle: a: b\nnested:\n  k: [v\n---\nbody",
-                "---\nid: x\ntitle: Loans:\x00 fees\n---\nbody"):
+                "---\nid: x\ntitle: Loans:\x00 fees\n---\nbody",
+                "---\nid: x\ntitle: Loans: fees\x85 and limits\n---\nbody"):
         with pytest.raises(IngestError, match="malformed YAML"):
             parse_markdown(bad, source="bad.md", default_id="bad", default_title="bad")
 

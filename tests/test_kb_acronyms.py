@@ -39,6 +39,19 @@ def test_only_acronyms_the_text_never_writes_and_no_group_names_join_the_synonym
     assert expander.expansions("Is the US fee waived? Does IT apply?") == ["unit surcharge", "income tax"]
 
 
+def test_a_synonyms_file_may_not_use_the_reserved_key(tmp_path: Path) -> None:
+    """(Second review) a synonyms.yaml key named like the snapshot's place for tag acronyms was dropped silently."""
+    import pytest
+
+    from citewise.errors import IngestError
+    from citewise.kb.synonyms import load_synonyms
+
+    path = tmp_path / "synonyms.yaml"
+    path.write_text(f'"{TAG_ACRONYMS}": [x]\n')
+    with pytest.raises(IngestError, match="reserved"):
+        load_synonyms(path)
+
+
 def test_a_question_in_the_tags_acronym_finds_the_article(tmp_path: Path) -> None:
     from citewise import api
     from citewise.kb.ingest import ingest

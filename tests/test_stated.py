@@ -37,6 +37,9 @@ FIELDS = [FieldSpec("vested_balance", "Vested balance", "currency", True),
     # a figure after the value that is not another of its kind: still read
     ("My vested balance is $40,000 and 6 years of service.", {"vested_balance": "$40,000", "years_of_service": "6"}),
     ("Separation date 2026-03-01, and I'm 58.", {"separation_date": "2026-03-01"}),
+    # (second review) a figure after ", and" that is no list: the first value has no "for ..." of its own
+    ("Years of service: 6, and 3 tenants on the lease.", {"years_of_service": "6", "number_of_tenants": "3"}),
+    ("My rent is £820, and £900 was the deposit.", {"monthly_rent": "£820"}),
 ])
 def test_a_value_beside_the_fields_name_is_taken(question: str, expected: dict[str, str]) -> None:
     assert stated_data(question, FIELDS, {}) == expected
