@@ -276,7 +276,8 @@ def engine_route(body: RequiredDataRequest, request: Request, response: Response
           responses={**_ERRORS, 200: {"headers": _QUERY_ID}})
 def required_data(body: RequiredDataRequest, request: Request, response: Response) -> dict[str, Any]:
     """The governing article and the data to collect before answering (no answer is generated)."""
-    return engine_route(body, request, response, "required_data")
+    out = engine_route(body, request, response, "required_data")
+    return {**out, "note": (out.get("response") or {}).get("text") or ""}
 
 
 @app.post("/v1/answer", response_model=AnswerResponse, tags=["401(k) engine"],

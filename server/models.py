@@ -236,7 +236,9 @@ class Guardrails(Open):
     violations: list[dict[str, Any]]
 
 
-class RequiredDataResponse(BaseModel):
+class Resolved(BaseModel):
+    """What every engine route returns: the decision, the governing article and the data to collect."""
+
     query_id: str | None = Field(description="The query-log row of this request (GET /v1/queries/{id}).")
     decision: Decision
     confidence: float
@@ -246,7 +248,13 @@ class RequiredDataResponse(BaseModel):
     invalid_fields: dict[str, str]
 
 
-class AnswerResponse(RequiredDataResponse):
+class RequiredDataResponse(Resolved):
+    note: str = Field(default="", description=(
+        "Why the decision is `uncertain` where it is: the only article on the subject is another provider's than "
+        "the one named, so its data is not listed. Empty otherwise."))
+
+
+class AnswerResponse(Resolved):
     response: ResponseText
     citations: list[Citation]
     guardrails: Guardrails

@@ -93,6 +93,14 @@ def test_required_data(http: httpx.Client) -> None:
     keys = [f["key"] for f in body["required_fields"]["participant_data"] + body["required_fields"]["plan_data"]]
     assert "vested_balance" in keys and body["missing_fields"] and body["decision"] == "needs_data"
     assert body["query_id"] == remember(r, "required-data")
+    assert body["note"] == ""
+    # only another provider's article covers it: no fields, `uncertain`, and the note says why
+    r = http.post("/v1/required-data", json={"inquiry": "What do we need for a QDRO at Summit?"})
+    body = r.json()
+    assert body["decision"] == "uncertain" and body["article_reference"]["article_id"] == "acme-401k-qdro", body
+    assert body["missing_fields"] == [] and body["required_fields"] == {"participant_data": [], "plan_data": []}
+    assert "only for another provider" in body["note"] and "Summit" in body["note"]
+    remember(r, "required-data")
 
 
 def test_answer(http: httpx.Client) -> None:
