@@ -582,8 +582,13 @@ _OFFER_ASK = re.compile(_CLAUSE + r"(?:(?:do|does|did)\s+(?!(?:i|we)\b)|(?:will|
 # "charge my card on the 1st", "charge a lot for shipping", "does it charge fast"
 _CHARGED = (r"charges?(?=\s+(?:(?:an?|any|extra|additional)\s+)?(?:fees?|interest|penalty|penalties|surcharges?|"
             r"commissions?|charges?)\b)")
-_OFFER_VERB = re.compile(rf"\b(offers?|{_CHARGED}|sells?|installs?|includes?|provides?|gives?|supply|supplies|lends?|"
-                         r"comes? with|pays?(?: out)? for|covers?)\s+(?=([^?.!;:–—]{1,160}))", re.IGNORECASE)
+# "pay" asks whether a sum is paid only before a kind of payment ("pay interest on ...", "pay me compensation
+# for ..."); not "pay the vet", "pay for grooming" (a thing covered: `pays? for`), "pay it off"
+_PAID = (r"pays?(?=\s+(?:(?:me|us|you|them|him|her)\s+)?(?:(?:an?|any|extra|additional)\s+)?(?:interest|"
+         r"compensation|dividends?|bonus(?:es)?|rebates?|refunds?|damages|cashback|rewards?)\b)")
+_OFFER_VERB = re.compile(rf"\b(offers?|{_CHARGED}|{_PAID}|sells?|installs?|includes?|provides?|gives?|supply|"
+                         r"supplies|lends?|comes? with|pays?(?: out)? for|covers?)\s+(?=([^?.!;:–—]{1,160}))",
+                         re.IGNORECASE)
 _GIVING = frozenset(terms("offer give lend"))  # "give *students* a discount": the thing comes after its receiver
 SUBJECT_WORDS = 5  # "does *the Contoso everyday account* come with": the furthest a verb stands from its auxiliary
 _WORD = r"[\w'’/%()-]+|,"

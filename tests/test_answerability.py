@@ -158,6 +158,17 @@ def test_whether_a_provider_offers_a_thing_is_answered_only_when_the_answer_name
                             ("Does it charge fast?", "The battery charges to 80% in 30 minutes."),
                             ("Does Contoso charge a late fee?", "A £15 penalty applies after 10 days.")):
         assert assess(question, [claim], "", set(terms("Contoso"))).ok, question
+    # "pay" asks whether a kind of payment is paid ("Does Tailwind pay interest if my claim payment arrives
+    # late?", blind dev halves of three sets): the claim-payment rules do not name interest
+    late = "Does Contoso pay interest if my claim payment arrives late?"
+    assert assess(late, ["Claims are paid within 10 business days of approval."], "",
+                  set(terms("Contoso"))).missing == ["anything about interest"]
+    assert assess(late, ["No interest is paid on late claim payments."], "", set(terms("Contoso"))).ok
+    assert assess("Will they pay me interest or compensation for the wait?", ["Compensation is $50."], "",
+                  set()).missing == ["anything about interest"]
+    # not a payee ("pay the vet") nor a payment of one's own ("pay it off")
+    for question in ("Will Contoso pay the vet directly?", "Can I pay it off early?"):
+        assert assess(question, ["Claims are paid within 10 business days."], "", set(terms("Contoso"))).ok
     # (reviews) the thing after its receiver, after a name of its part, without a particle or a period after
     # it, up to a dash; each of a list; after ", or" and a dash. A request to "you", information asked for,
     # a condition ("if Fabrikam covers the claim") and the passive (the asker's own case: "is my dog's
