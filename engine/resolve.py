@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from datetime import date
 from difflib import SequenceMatcher
 from typing import Any
 
@@ -42,6 +43,7 @@ from .facets import (
     is_universal,
     universal_values,
 )
+from .notices import in_force_since, states_change
 from .privacy import SENSITIVE_PLACEHOLDER, masked, refused_value_masked
 from .records import ArticleCandidate, FieldSpec, Inquiry, Resolution
 from .score import relevant
@@ -266,13 +268,23 @@ def plain_document_answers(kb: KnowledgeBase, inquiry: Inquiry, hits: list[Any],
         return best
 
     typed = qtype in ACCEPTS
+    article_text = [c.text for c in kb.chunks_of(article_id)]
+    article_types = accepted_types(question, qtype) if typed else None
+    # A notice in force (engine/notices.py) answers where it says as much of the question as the article does,
+    # its most telling word or not: the article's figure is the one it changed.
+    today = date.today()
+    for doc in dict.fromkeys(h.doc_id for h in hits if h.doc_id not in structured):
+        if in_force_since(" ".join(c.text for c in kb.chunks_of(doc)), today) is not None:
+            changes = [u for h in hits if h.doc_id == doc for u in split_items(h.text) if states_change(u, today)]
+            says = said(changes, article_types)
+            if says > 0 and says >= said(article_text, article_types, enough=says + 1e-9):
+                return doc
     scored = [(said([h.text], {qtype} if typed else None, telling), -i, h.doc_id)
               for i, h in enumerate(hits) if h.doc_id not in structured]
     plain = max(scored, default=None)
     if plain is None or plain[0] <= PLAIN_MARGIN:
         return None
-    article = said([c.text for c in kb.chunks_of(article_id)], accepted_types(question, qtype) if typed else None,
-                   enough=plain[0] - PLAIN_MARGIN)
+    article = said(article_text, article_types, enough=plain[0] - PLAIN_MARGIN)
     return plain[2] if plain[0] > article + PLAIN_MARGIN else None
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import date
 from pathlib import Path
 
 from citewise.engine.answerability import (
@@ -1377,7 +1378,7 @@ def resolved_in(tmp_path: Path, files: dict[str, str], question: str):
     from citewise.kb.ingest import ingest
 
     src = tmp_path / "kb"
-    src.mkdir()
+    src.mkdir(parents=True)
     for name, text in files.items():
         (src / name).write_text(text)
     ingest([src], tmp_path / "home", progress=False)
@@ -2021,3 +2022,39 @@ def test_a_thing_asked_for_is_not_named_by_a_past_participle_of_its_stem() -> No
     # is answered by its participle; "bed" is no participle
     assert assess("Does Contoso offer refunds?", ["Unused months are refunded in full."], "", {"contoso"}).ok
     assert assess("How many beds does the cabin have?", ["Each cabin has one double bed."], "", set()).ok
+
+
+def test_a_notice_in_force_answers_over_the_article_it_changes(tmp_path) -> None:
+    """A memo that changes the article's rule from a date that has come answers, though it says no more of
+    the question than the article (a blind ticketing KB's dev half: "What is the fee now?" was answered with
+    the article's old £12). Not a memo whose date is still to come, nor one that puts one thing in place of
+    another without changing a rule ("a transfer fee instead of the early termination fee")."""
+    from citewise.engine.notices import in_force_since, states_change
+
+    article = ("---\nid: northwind-name-changes\ntitle: Northwind wristband name changes\nrecord_keeper: Northwind\n"
+               "topic: tickets\n---\n## Business rules\n- Each wristband name change costs £12 per wristband.\n"
+               "- Name changes close 7 days before gates open.\n- A booking can have 3 name changes.\n"
+               "## Required data\n- Booking reference (text, required, participant): The booking. Why: finds it.\n")
+    question = "What does a Northwind wristband name change cost?"
+
+    def memo(when: str, change: str) -> str:
+        return f"# Memo: wristband name changes\n\nDate: 2 January 2020\n\nFrom {when}, {change}\n"
+
+    came = resolved_in(tmp_path / "came", {"names.md": article, "memo.md": memo(
+        "1 June 2020", "the wristband name change fee rises from £12 to £15 per wristband.")}, question)
+    assert came.lead_document == "memo.md" and came.article_id is None, (came.article_id, came.lead_document)
+    coming = resolved_in(tmp_path / "coming", {"names.md": article, "memo.md": memo(
+        "1 June 2099", "the wristband name change fee rises from £12 to £15 per wristband.")}, question)
+    assert coming.article_id == "northwind-name-changes" and coming.lead_document is None
+    instead = resolved_in(tmp_path / "instead", {"names.md": article, "memo.md": memo(
+        "1 June 2020", "a wristband name change costs a £15 transfer fee instead of the resale fee.")}, question)
+    assert instead.article_id == "northwind-name-changes" and instead.lead_document is None
+
+    today = date(2026, 11, 28)
+    assert in_force_since("Effective 1 July 2026, Quillstone will no longer accept paper cheques.", today) == \
+        date(2026, 7, 1)
+    assert in_force_since("Date: 12 May 2026. The fee is $15.", today) is None  # a date, no change
+    assert in_force_since("From July 1, 2027, the fee rises from $10 to $15.", today) is None  # still to come
+    assert states_change("Key cards are deactivated 10 days after the billing date, instead of 14 days.", today)
+    assert not states_change("Members may choose TOU-2 instead of R-1.", today)
+    assert not states_change("From 1 June 2027, name changes close 14 days before gates open.", today)
