@@ -1,7 +1,7 @@
 """Answer-level evaluation: run an eval set through citewise and check what the user gets.
 
     citewise eval questions [--set NAME]  (sample, telecom, docs, hr, solar, aid, pets, utilities, travel, tenancy,
-                                          banking, rental, parcels, homeins, saas, gyms)
+                                          banking, rental, parcels, homeins, saas, gyms, tickets)
                             [--json] [--record]
     citewise eval questions --questions FILE --kb DIR
 
@@ -63,6 +63,7 @@ SETS = {
     "homeins": EvalSet("homeins", ROOT / "examples" / "questions-homeins.yaml", ROOT / "examples" / "kb-homeins"),
     "saas": EvalSet("saas", ROOT / "examples" / "questions-saas.yaml", ROOT / "examples" / "kb-saas"),
     "gyms": EvalSet("gyms", ROOT / "examples" / "questions-gyms.yaml", ROOT / "examples" / "kb-gyms"),
+    "tickets": EvalSet("tickets", ROOT / "examples" / "questions-tickets.yaml", ROOT / "examples" / "kb-tickets"),
 }
 
 
