@@ -151,7 +151,8 @@ def judge(entry: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
     decisions = _as_list(entry.get("decision"))
     if got_article is None and result.get("decision") in ANSWERED and result.get("citations"):
         got_article = result["citations"][0].get("doc_id")  # plain documents: the answer's main source
-    if "article" in entry:
+    # (an out_of_scope answer has no article: an entry that accepts one asks for its article only otherwise)
+    if "article" in entry and not (result.get("decision") == "out_of_scope" and "out_of_scope" in decisions):
         allowed = _as_list(entry["article"])
         checks["article"] = got_article in allowed if allowed else True
     facts = entry.get("facts") or []

@@ -45,6 +45,11 @@ def test_judge_checks_the_answer_not_just_the_decision() -> None:
     assert row["pass"] and "decision" not in row["checks"] and not row["false_answer"]
     assert summarize([row])["false_answer_rate"] is None and summarize([row])["false_abstain_rate"] is None
     assert not judge(facts_only, {"decision": "uncertain", "response": {"text": "I'm not sure."}})["pass"]
+    # an entry that accepts out_of_scope and names the article an uncertain answer would cite: an out_of_scope
+    # answer has no article to check (seven tenancy entries); an uncertain one still has it checked
+    either = {"id": "e", "question": "q", "decision": ["uncertain", "out_of_scope"], "article": "a"}
+    assert judge(either, {"decision": "out_of_scope", "response": {"text": "No information."}})["pass"]
+    assert not judge(either, {"decision": "uncertain", "article_reference": {"article_id": "b"}})["pass"]
 
 
 
