@@ -647,6 +647,16 @@ def offered_things(question: str, skip: set[str]) -> list[tuple[str, list[str]]]
     return out
 
 
+def first_asked_things(question: str, skip: set[str]) -> list[tuple[str, list[str]]]:
+    """The things the question's first ask is whether the provider offers ("Does X sell travel insurance,
+    and what does it cover?": travel insurance), not a later ask's ("What is the yearly limit, and does it
+    pay for cremation?" asks the limit first); money, fees and prices, named by any figure, are left out.
+    Where the knowledge base names such a thing nowhere, it has nothing on the question
+    (engine/search.unheard_of)."""
+    return [(name, wanted) for name, wanted in offered_things(question_parts(question)[0], skip)
+            if not set(wanted) & (_MONEY_THINGS | _PRICE_THINGS)]
+
+
 def _add_thing(out: list[tuple[str, list[str]]], name: list[str], skip: set[str]) -> None:
     # a hyphenated word as one ("pre-existing" meets "preexisting"; "pre-existing" in a claim is joined too)
     wanted = [t for w in name for t in terms(w.replace("-", "")) if t not in skip | QUESTION_WORDS | PARTICLES

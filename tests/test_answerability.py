@@ -2058,3 +2058,36 @@ def test_a_notice_in_force_answers_over_the_article_it_changes(tmp_path) -> None
     assert states_change("Key cards are deactivated 10 days after the billing date, instead of 14 days.", today)
     assert not states_change("Members may choose TOU-2 instead of R-1.", today)
     assert not states_change("From 1 June 2027, name changes close 14 days before gates open.", today)
+
+
+def test_a_thing_no_document_names_is_out_of_scope_not_uncertain(tmp_path) -> None:
+    """"Does the current account come with travel insurance?" of a KB that never says "travel insurance" has
+    nothing on the question: out of scope, saying what no document mentions (blind dev halves of nine sets
+    answered such questions `uncertain` from the nearest article). Only the first ask's thing: "What is the
+    monthly fee, and does it come with travel insurance?" still answers the fee. A thing the KB writes
+    with a hyphen, as its verb partner or by a synonym it lists is named."""
+    from citewise import api
+    from citewise.engine.answerability import first_asked_things
+    from citewise.kb.ingest import ingest
+
+    src = tmp_path / "kb"
+    src.mkdir()
+    (src / "account.md").write_text(
+        "---\nid: northwind-current-account\ntitle: Northwind current account fees\nrecord_keeper: Northwind\n"
+        "topic: current account\n---\n## Business rules\n- The Northwind current account costs $5 a month.\n"
+        "- The monthly fee is waived with a $1,000 balance.\n- Ex-rental cars are never accepted as collateral.\n"
+        "- An overdraft limit can be extended once a year.\n")
+    ingest([src], tmp_path / "home", progress=False)
+    home = tmp_path / "home"
+
+    def ask(question: str) -> dict:
+        return api.ask(question, home=home, confidence_threshold=0.0)
+
+    insurance = ask("Does the Northwind current account come with travel insurance?")
+    assert insurance["decision"] == "out_of_scope", insurance["decision"]
+    assert "No document in it mentions travel insurance" in insurance["response"]["text"]
+    fee = ask("What is the Northwind current account monthly fee, and does it come with travel insurance?")
+    assert fee["decision"] != "out_of_scope" and "$5" in fee["response"]["text"]
+    for named in ("Does Northwind sell ex-rental cars?", "Does Northwind offer overdraft limit extensions?"):
+        assert ask(named)["decision"] != "out_of_scope", named
+    assert first_asked_things("Does it charge a fee, and does it sell insurance?", set()) == []  # a price: any figure
