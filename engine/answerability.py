@@ -586,6 +586,15 @@ _CHARGED = (r"charges?(?=\s+(?:(?:an?|any|extra|additional)\s+)?(?:fees?|interes
 # for ..."); not "pay the vet", "pay for grooming" (a thing covered: `pays? for`), "pay it off"
 _PAID = (r"pays?(?=\s+(?:(?:me|us|you|them|him|her)\s+)?(?:(?:an?|any|extra|additional)\s+)?(?:interest|"
          r"compensation|dividends?|bonus(?:es)?|rebates?|refunds?|damages|cashback|rewards?)\b)")
+# A kind of payment is named by its word or the words an answer pays it in (a review: "We reimburse up to £50"
+# answers "Does it pay compensation?", "The account pays 4.1% AER" whether it pays interest). The kind alone is
+# the thing: "pay interest *monthly*", "pay bonuses *quarterly*" ask about the interest, the bonuses.
+_PAYMENTS: dict[str, frozenset[str]] = {terms(kind)[0]: frozenset(terms(f"{kind} {namings}")) for kind, namings in {
+    "interest": "aer apr apy", "compensation": "compensate reimburse reimbursement payout", "dividend": "",
+    "bonus": "incentive", "rebate": "cashback", "refund": "reimburse reimbursement", "damages": "compensation",
+    "cashback": "rebate", "reward": "points"}.items()}
+# Who pays, where the question names a customer ("Do *students* pay interest while studying?"): no provider
+# offer; the answer's rate is theirs to pay
 _OFFER_VERB = re.compile(rf"\b(offers?|{_CHARGED}|{_PAID}|sells?|installs?|includes?|provides?|gives?|supply|"
                          r"supplies|lends?|comes? with|pays?(?: out)? for|covers?)\s+(?=([^?.!;:–—]{1,160}))",
                          re.IGNORECASE)
@@ -642,6 +651,12 @@ def offered_things(question: str, skip: set[str]) -> list[tuple[str, list[str]]]
                       and not (v.group(1)[0].isupper() and set(terms(v.group(1))) & skip)), None)
         if found is None or re.search(r"[.?!,;:]", after[:found.start()]):
             continue  # no offering verb in this clause
+        if found.group(1).lower() in ("pay", "pays"):  # (_PAID) the kinds of payment it names, alone
+            if not set(terms(after[:found.start()])) & _RECEIVERS:
+                for word in re.findall(_WORD, found.group(2).split("?")[0]):
+                    if (kind := next(iter(terms(word)), "")) in _PAYMENTS and (word, [kind]) not in out:
+                        out.append((word, [kind]))
+            continue
         for name in thing_names(re.findall(_WORD, found.group(2)), giving=bool(set(terms(found.group(1))) & _GIVING)):
             _add_thing(out, name, skip)
     return out
@@ -650,11 +665,12 @@ def offered_things(question: str, skip: set[str]) -> list[tuple[str, list[str]]]
 def first_asked_things(question: str, skip: set[str]) -> list[tuple[str, list[str]]]:
     """The things the question's first ask is whether the provider offers ("Does X sell travel insurance,
     and what does it cover?": travel insurance), not a later ask's ("What is the yearly limit, and does it
-    pay for cremation?" asks the limit first); money, fees and prices, named by any figure, are left out.
+    pay for cremation?" asks the limit first); money, fees, prices and kinds of payment ("compensation":
+    "we reimburse"), named by a figure or in many words, are left out.
     Where the knowledge base names such a thing nowhere, it has nothing on the question
     (engine/search.unheard_of)."""
     return [(name, wanted) for name, wanted in offered_things(question_parts(question)[0], skip)
-            if not set(wanted) & (_MONEY_THINGS | _PRICE_THINGS)]
+            if not set(wanted) & (_MONEY_THINGS | _PRICE_THINGS | set(_PAYMENTS))]
 
 
 def _add_thing(out: list[tuple[str, list[str]]], name: list[str], skip: set[str]) -> None:
@@ -773,6 +789,7 @@ def assess(question: str, claims: list[str], context_text: str, facet_terms: set
     for name, wanted in offered:
         # named in one claim: "a credit card" is not named by "a line of credit" and "card transactions"
         if not any(all(names(w, name, terms_of, [c], alternatives) or (w in _MONEY_THINGS and priced)
+                       or bool(_PAYMENTS.get(w, frozenset()) & terms_of)
                        or (w in _PRICE_THINGS and (terms_of & _PRICE_THINGS or _FREE.search(c))) for w in wanted)
                    for c, terms_of, priced in read):
             out.missing.append(f"anything about {name}")  # "whether it installs heat pumps": never named
