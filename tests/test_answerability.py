@@ -167,9 +167,16 @@ def test_whether_a_provider_offers_a_thing_is_answered_only_when_the_answer_name
     assert assess(late, ["No interest is paid on late claim payments."], "", set(terms("Contoso"))).ok
     assert assess("Will they pay me interest or compensation for the wait?", ["Compensation is $50."], "",
                   set()).missing == ["anything about interest"]
-    # not a payee ("pay the vet") nor a payment of one's own ("pay it off")
-    for question in ("Will Contoso pay the vet directly?", "Can I pay it off early?"):
-        assert assess(question, ["Claims are paid within 10 business days."], "", set(terms("Contoso"))).ok
+    # not a payee ("pay the vet") nor a payment of one's own ("pay it off"), nor a customer's ("Do students pay
+    # interest?"); the kind of payment alone is the thing ("monthly" is no part of it), named as an answer
+    # pays it ("we reimburse", "4.1% AER": the first review)
+    for question, claim in (("Will Contoso pay the vet directly?", "Claims are paid within 10 business days."),
+                            ("Can I pay it off early?", "Claims are paid within 10 business days."),
+                            ("Do students pay interest while studying?", "The loan APR is 6.5%."),
+                            ("Does Contoso pay interest monthly?", "Interest is paid annually."),
+                            ("Will Contoso pay compensation if my flight is late?", "We reimburse up to £50."),
+                            ("Does the Contoso saver pay interest?", "The account pays 4.1% AER.")):
+        assert assess(question, [claim], "", set(terms("Contoso"))).ok, question
     # (reviews) the thing after its receiver, after a name of its part, without a particle or a period after
     # it, up to a dash; each of a list; after ", or" and a dash. A request to "you", information asked for,
     # a condition ("if Fabrikam covers the claim") and the passive (the asker's own case: "is my dog's
@@ -2028,37 +2035,61 @@ def test_a_notice_in_force_answers_over_the_article_it_changes(tmp_path) -> None
     """A memo that changes the article's rule from a date that has come answers, though it says no more of
     the question than the article (a blind ticketing KB's dev half: "What is the fee now?" was answered with
     the article's old £12). Not a memo whose date is still to come, nor one that puts one thing in place of
-    another without changing a rule ("a transfer fee instead of the early termination fee")."""
-    from citewise.engine.notices import in_force_since, states_change
-
+    another without changing a rule ("a transfer fee instead of the early termination fee"); and (the first
+    review) not a change whose window has closed, one its title dates later, another provider's, one older
+    than the article's `updated` date; of two notices, the later."""
     article = ("---\nid: northwind-name-changes\ntitle: Northwind wristband name changes\nrecord_keeper: Northwind\n"
-               "topic: tickets\n---\n## Business rules\n- Each wristband name change costs £12 per wristband.\n"
-               "- Name changes close 7 days before gates open.\n- A booking can have 3 name changes.\n"
+               "topic: tickets\n{updated}---\n## Business rules\n"
+               "- Each wristband name change costs £12 per wristband.\n- Name changes close 7 days before gates open.\n"
+               "- A booking can have 3 name changes.\n"
                "## Required data\n- Booking reference (text, required, participant): The booking. Why: finds it.\n")
     question = "What does a Northwind wristband name change cost?"
 
-    def memo(when: str, change: str) -> str:
-        return f"# Memo: wristband name changes\n\nDate: 2 January 2020\n\nFrom {when}, {change}\n"
+    contoso = article.format(updated="").replace("northwind-", "contoso-").replace("Northwind", "Contoso")
 
-    came = resolved_in(tmp_path / "came", {"names.md": article, "memo.md": memo(
-        "1 June 2020", "the wristband name change fee rises from £12 to £15 per wristband.")}, question)
-    assert came.lead_document == "memo.md" and came.article_id is None, (came.article_id, came.lead_document)
-    coming = resolved_in(tmp_path / "coming", {"names.md": article, "memo.md": memo(
-        "1 June 2099", "the wristband name change fee rises from £12 to £15 per wristband.")}, question)
-    assert coming.article_id == "northwind-name-changes" and coming.lead_document is None
-    instead = resolved_in(tmp_path / "instead", {"names.md": article, "memo.md": memo(
-        "1 June 2020", "a wristband name change costs a £15 transfer fee instead of the resale fee.")}, question)
-    assert instead.article_id == "northwind-name-changes" and instead.lead_document is None
+    def lead(name: str, memos: dict[str, str], updated: str = "", title: str = "Memo: wristband name changes"):
+        files = {"names.md": article.format(updated=updated), "contoso.md": contoso}
+        files.update({f: f"# {title}\n\nDate: 2 January 2020\n\n{text}\n" for f, text in memos.items()})
+        out = resolved_in(tmp_path / name, files, question)
+        return out.lead_document or out.article_id
+
+    rise = "From 1 June 2020, the Northwind wristband name change fee rises from £12 to £15 per wristband."
+    assert lead("came", {"memo.md": rise}) == "memo.md"
+    assert lead("coming", {"memo.md": rise.replace("2020", "2099")}) == "northwind-name-changes"
+    assert lead("instead", {"memo.md": "From 1 June 2020, a wristband name change costs a £15 transfer fee "
+                                       "instead of the resale fee."}) == "northwind-name-changes"
+    assert lead("window", {"memo.md": "From 1 June 2020 to 31 August 2020, wristband name changes are free "
+                                      "instead of £12 per wristband."}) == "northwind-name-changes"
+    undated = "The Northwind wristband name change fee rises from £12 to £15 per wristband."
+    assert lead("titled", {"memo.md": undated}, title="Name changes from 1 March 2099") == "northwind-name-changes"
+    assert lead("titled-past", {"memo.md": undated}, title="Name changes from 1 March 2020") == "memo.md"
+    assert lead("other", {"memo.md": rise.replace("Northwind", "Contoso")}) == "northwind-name-changes"
+    assert lead("revised", {"memo.md": rise}, updated="updated: 2021-01-01\n") == "northwind-name-changes"
+    later = "From 1 March 2021, the Northwind wristband name change fee rises from £15 to £18 per wristband."
+    assert lead("two", {"a-memo.md": rise, "b-memo.md": later}) == "b-memo.md"
+
+
+def test_what_a_notice_states_and_when(tmp_path) -> None:
+    """The sentences of a notice that state a change in force today (engine/notices.py)."""
+    from citewise.engine.notices import changes_in_force
 
     today = date(2026, 11, 28)
-    assert in_force_since("Effective 1 July 2026, Quillstone will no longer accept paper cheques.", today) == \
-        date(2026, 7, 1)
-    assert in_force_since("Date: 12 May 2026. The fee is $15.", today) is None  # a date, no change
-    assert in_force_since("From July 1, 2027, the fee rises from $10 to $15.", today) is None  # still to come
-    assert states_change("Key cards are deactivated 10 days after the billing date, instead of 14 days.", today)
-    assert not states_change("Members may choose TOU-2 instead of R-1.", today)
-    assert not states_change("From 1 June 2027, name changes close 14 days before gates open.", today)
 
+    def changed(text: str, title: str = "Memo", source: str = "docx") -> list[str]:
+        return [c.text for c in changes_in_force(text, title, source, today)]
+
+    memo = ("From July 1, 2026, the failed-payment fee rises from $10 to $15. From the same date, key cards are "
+            "deactivated 10 days after the billing date, instead of 14 days. Until June 30, 2026 the $10 fee "
+            "still applies.")
+    assert [c[:20] for c in changed(memo)] == ["From July 1, 2026, t", "From the same date, "]
+    assert changed("Effective 1 July 2026, Quillstone will no longer accept paper cheques.")
+    assert changed("Date: 12 May 2026. The fee is $15.") == []  # a date, no change
+    assert changed("From July 1, 2027, the fee rises from $10 to $15.") == []  # still to come
+    assert changed("From 1 June 2026 to 31 August 2026, the fee drops from $12 to $0.") == []  # its window closed
+    assert changed("From 1 June 2026 the fee drops from $12 to $6.\n\nNormal fees resume on 1 September 2026.") == []
+    assert changed("Drop-off moves from the main desk to Gate B. You can change from monthly to annual billing. "
+                   "From 1 June 2026 the fee is $15.") == []  # describes; announces no change
+    assert changed("From 2 March 2026 your fee is reduced from £12 to £6.", source="transcript") == []
 
 def test_a_thing_no_document_names_is_out_of_scope_not_uncertain(tmp_path) -> None:
     """"Does the current account come with travel insurance?" of a KB that never says "travel insurance" has
