@@ -1,7 +1,8 @@
 """Answer-level evaluation: run an eval set through citewise and check what the user gets.
 
     citewise eval questions [--set NAME]  (sample, telecom, docs, hr, solar, aid, pets, utilities, travel, tenancy,
-                                          banking, rental, parcels, homeins, saas, gyms, tickets)
+                                          banking, rental, parcels, homeins, saas, gyms, tickets,
+                                          cowork)
                             [--json] [--record]
     citewise eval questions --questions FILE --kb DIR
 
@@ -64,6 +65,7 @@ SETS = {
     "saas": EvalSet("saas", ROOT / "examples" / "questions-saas.yaml", ROOT / "examples" / "kb-saas"),
     "gyms": EvalSet("gyms", ROOT / "examples" / "questions-gyms.yaml", ROOT / "examples" / "kb-gyms"),
     "tickets": EvalSet("tickets", ROOT / "examples" / "questions-tickets.yaml", ROOT / "examples" / "kb-tickets"),
+    "cowork": EvalSet("cowork", ROOT / "examples" / "questions-cowork.yaml", ROOT / "examples" / "kb-cowork"),
 }
 
 

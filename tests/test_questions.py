@@ -131,6 +131,8 @@ def test_judge_checks_an_artifact_by_its_markdown_and_headings() -> None:
 # said 5 times; three questions under its 59.0% once that line was recognised. gyms (written blind, added at
 # 47a1b29's session): 70.0% of 20 at its first run and now; three questions under, citation precision 0.84.
 # tickets (written blind, added at ef6e6e2's session): 70.6% of 34 at its first run; three questions under.
+# cowork (written blind after that session's changes, added at 6a2be59): 75.7% of 37 at its first run (73.0% with
+# the code before the session); three questions under.
 @pytest.mark.parametrize("name,floor,precision", [("sample", 0.82, 0.85), ("telecom", 0.67, 0.85),
                                                   ("docs", 0.63, 0.85), ("hr", 0.72, 0.85), ("solar", 0.66, 0.85),
                                                   ("aid", 0.52, 0.70), ("pets", 0.69, 0.85),
@@ -138,7 +140,8 @@ def test_judge_checks_an_artifact_by_its_markdown_and_headings() -> None:
                                                   ("tenancy", 0.69, 0.88), ("banking", 0.62, 0.85),
                                                   ("rental", 0.69, 0.85), ("parcels", 0.50, 0.85),
                                                   ("homeins", 0.65, 0.85), ("saas", 0.51, 0.85),
-                                                  ("gyms", 0.55, 0.80), ("tickets", 0.61, 0.85)])
+                                                  ("gyms", 0.55, 0.80), ("tickets", 0.61, 0.85),
+                                                  ("cowork", 0.67, 0.85)])
 def test_eval_set_test_split(name: str, floor: float, precision: float, tmp_path: Path, record_property) -> None:
     eval_set = SETS[name]
     home = prepared_home(eval_set, tmp_path)
