@@ -653,24 +653,17 @@ def offered_things(question: str, skip: set[str]) -> list[tuple[str, list[str]]]
             continue  # no offering verb in this clause
         if found.group(1).lower() in ("pay", "pays"):  # (_PAID) the kinds of payment it names, alone
             if not set(terms(after[:found.start()])) & _RECEIVERS:
-                for word in re.findall(_WORD, found.group(2).split("?")[0]):
+                tokens = re.findall(_WORD, found.group(2))
+                for i, word in enumerate(tokens):
+                    if word.lower() in (",", "and", "or") and i + 1 < len(tokens) \
+                            and tokens[i + 1].lower() in _CLAUSE_START:
+                        break  # "..., and how do I get a refund?": another question (the second review)
                     if (kind := next(iter(terms(word)), "")) in _PAYMENTS and (word, [kind]) not in out:
                         out.append((word, [kind]))
             continue
         for name in thing_names(re.findall(_WORD, found.group(2)), giving=bool(set(terms(found.group(1))) & _GIVING)):
             _add_thing(out, name, skip)
     return out
-
-
-def first_asked_things(question: str, skip: set[str]) -> list[tuple[str, list[str]]]:
-    """The things the question's first ask is whether the provider offers ("Does X sell travel insurance,
-    and what does it cover?": travel insurance), not a later ask's ("What is the yearly limit, and does it
-    pay for cremation?" asks the limit first); money, fees, prices and kinds of payment ("compensation":
-    "we reimburse"), named by a figure or in many words, are left out.
-    Where the knowledge base names such a thing nowhere, it has nothing on the question
-    (engine/search.unheard_of)."""
-    return [(name, wanted) for name, wanted in offered_things(question_parts(question)[0], skip)
-            if not set(wanted) & (_MONEY_THINGS | _PRICE_THINGS | set(_PAYMENTS))]
 
 
 def _add_thing(out: list[tuple[str, list[str]]], name: list[str], skip: set[str]) -> None:

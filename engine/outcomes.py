@@ -180,8 +180,6 @@ def abstained(kb: KnowledgeBase, inquiry: Inquiry, relevance: Relevance, reason:
     scope = ""
     if inquiry.filters:
         scope = f" (I searched only documents matching the filter {json.dumps(inquiry.filters, sort_keys=True)}.)"
-    if not reason and relevance.unheard:
-        reason = "No document in it mentions " + " or ".join(relevance.unheard)
     why = f" {masked(reason).rstrip('.')}." if reason else ""
     covered = f" This knowledge base covers: {', '.join(topics[:12])}." if topics else ""
     text = f"{NO_INFORMATION}{scope}{why} To answer it, ingest articles that cover: {subject}.{covered}"

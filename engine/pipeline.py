@@ -206,8 +206,7 @@ def search_passages(question: str, *, ctx: Context | None = None, home: str | Pa
                  "chunk_type": p.chunk_type, "tier": p.tier, "ordinal": p.ordinal, "score": round(float(p.score), 6),
                  "bm25": round(float(p.bm25), 6), "dense": round(float(p.dense), 6), "text": p.text,
                  "metadata": p.metadata} for p in retrieval.hits]
-    out = {"relevance": {name: v if isinstance(v, list) else round(float(v), 6)
-                         for name, v in vars(retrieval.relevance).items() if v is not None},
+    out = {"relevance": {name: round(float(v), 6) for name, v in vars(retrieval.relevance).items() if v is not None},
            "filters_applied": retrieval.filters, "facets_relaxed": retrieval.relaxed, "passages": passages,
            "metadata": {"kb_generation": kb.generation, "timings_ms": timed.timings,
                         "spelling": [list(pair) for pair in inquiry.corrections]}}

@@ -55,9 +55,6 @@ class Relevance:
     agreement: float = 0.0
     # the score without the provider names the question gives (None: it names none, or clears the floor anyway)
     topic: float | None = None
-    # what the question asks whether a provider offers that no document of the KB names ("travel insurance"):
-    # the KB has nothing on it, however close its articles are (engine/search.unheard_of)
-    unheard: list[str] = field(default_factory=list)
 
 
 @dataclass

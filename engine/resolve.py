@@ -12,9 +12,7 @@ article states none, no article governs: the question is about them, and they an
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import replace
-from datetime import date
 from difflib import SequenceMatcher
 from typing import Any
 
@@ -44,7 +42,6 @@ from .facets import (
     is_universal,
     universal_values,
 )
-from .notices import changes_in_force, without_dates, written_date
 from .privacy import SENSITIVE_PLACEHOLDER, masked, refused_value_masked
 from .records import ArticleCandidate, FieldSpec, Inquiry, Resolution
 from .score import relevant
@@ -233,7 +230,7 @@ def plain_document_leads(hits: list[Any], structured: set[str], by_score: bool =
 
 
 def plain_document_answers(kb: KnowledgeBase, inquiry: Inquiry, hits: list[Any], structured: set[str],
-                           article_id: str, today: date | None = None) -> str | None:
+                           article_id: str) -> str | None:
     """A retrieved plain document with a sentence that says more of what the question is about than any
     in the leading article, its most telling word included (and of the asked type itself, for an amount,
     date, duration or count question): the article is about the topic, the document has the fact (a fee
@@ -269,44 +266,14 @@ def plain_document_answers(kb: KnowledgeBase, inquiry: Inquiry, hits: list[Any],
         return best
 
     typed = qtype in ACCEPTS
-    article_text = [c.text for c in kb.chunks_of(article_id)]
-    article_types = accepted_types(question, qtype) if typed else None
-    if (notice := notice_answers(kb, inquiry, hits, structured, article_id, said, qtype if typed else None,
-                                 today or date.today())):
-        return notice
     scored = [(said([h.text], {qtype} if typed else None, telling), -i, h.doc_id)
               for i, h in enumerate(hits) if h.doc_id not in structured]
     plain = max(scored, default=None)
     if plain is None or plain[0] <= PLAIN_MARGIN:
         return None
-    article = said(article_text, article_types, enough=plain[0] - PLAIN_MARGIN)
+    article = said([c.text for c in kb.chunks_of(article_id)], accepted_types(question, qtype) if typed else None,
+                   enough=plain[0] - PLAIN_MARGIN)
     return plain[2] if plain[0] > article + PLAIN_MARGIN else None
-
-
-def notice_answers(kb: KnowledgeBase, inquiry: Inquiry, hits: list[Any], structured: set[str], article_id: str,
-                   said: Callable[..., float], qtype: str | None, today: date) -> str | None:
-    """The retrieved notice in force (engine/notices.py) whose change says as much of the question as the
-    article's best sentence of the asked type, its most telling word or not: the article's figure is the one
-    it changed. The latest such notice; none dated before the article's own `updated` date, none whose change
-    names another provider than the question."""
-    asked = set(inquiry.detected_facets.get(PROVIDER) or [])
-    updated = written_date(str(kb.docs[article_id].metadata.get("updated") or ""))
-    wanted = {qtype} if qtype else None
-    best: tuple[date, str] | None = None
-    for doc in dict.fromkeys(h.doc_id for h in hits if h.doc_id not in structured):
-        info = kb.docs[doc]
-        changes = [c for c in changes_in_force("\n\n".join(c.text for c in kb.chunks_of(doc)), info.title,
-                                               str(info.metadata.get("source_type") or ""), today)
-                   if not (updated and c.since <= updated) and not (
-                       asked and (named := kb.facet_detector.detect(c.text).get(PROVIDER)) and not set(named) & asked)]
-        if not changes:
-            continue
-        says = said([without_dates(c.text) for c in changes], wanted)
-        since = max(c.since for c in changes)
-        if says > 0 and says >= said([c.text for c in kb.chunks_of(article_id)], wanted, enough=says + 1e-9) \
-                and (best is None or since > best[0]):
-            best = (since, doc)
-    return best[1] if best else None
 
 
 def article_far_ahead(hits: list[Any], structured: set[str], lead: float = ARTICLE_LEAD) -> str | None:

@@ -80,9 +80,8 @@ TOPIC_FLOOR = 0.15
 
 
 def relevant(rel: Relevance, threshold: float) -> bool:
-    """Whether retrieval found the question's subject: relevant enough, not by a provider's name alone, and
-    not for a question whether a provider offers a thing no document names."""
-    return rel.score >= threshold and (rel.topic is None or rel.topic >= TOPIC_FLOOR) and not rel.unheard
+    """Whether retrieval found the question's subject: relevant enough, and not by a provider's name alone."""
+    return rel.score >= threshold and (rel.topic is None or rel.topic >= TOPIC_FLOOR)
 
 
 def blend(dense_top: float, cov: float) -> float:

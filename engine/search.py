@@ -16,14 +16,14 @@ import numpy as np
 
 from ..config import Context
 from ..kb.articles import PROVIDER, QUARANTINED
-from ..kb.text import terms, words
+from ..kb.text import terms
 from ..llm.chat import ModelClock
 from ..retrieval.hybrid import SearchParams
 from ..retrieval.mmr import mmr
 from ..retrieval.passage import Passage
 from ..retrieval.rerank import get_reranker
 from ..retrieval.snapshot import KnowledgeBase
-from .answerability import QUESTION_WORDS, derived_words, first_asked_things
+from .answerability import QUESTION_WORDS
 from .facets import combine_filters, is_universal
 from .records import Inquiry, Relevance, Retrieval
 from .score import TOPIC_FLOOR, blend, coverage, relevance, relevant
@@ -189,36 +189,5 @@ def search(kb: KnowledgeBase, ctx: Context, inquiry: Inquiry, *, extra_filter: d
         hits2, rel2, notes2 = run(loose)
         if rel2.score > rel.score:
             hits, rel, used, relaxed, notes = hits2, rel2, loose, True, notes2
-    rel.unheard = unheard_of(kb, inquiry, alternatives)
     return Retrieval(hits=hits, relevance=rel, filters=used, relaxed=relaxed,
                      notes={"reranker": reranker.name, **notes})
-
-
-def unheard_of(kb: KnowledgeBase, inquiry: Inquiry, alternatives: dict[str, list[str]]) -> list[str]:
-    """The things the question's first ask is whether a provider offers that no chunk of the KB names: not
-    by their words together (joined or apart: "ex-rental"), a synonym the KB lists, nor a word's noun or verb
-    partner ("cremation" / "cremate"). "Does the current account come with travel insurance?" of a bank
-    whose documents never say "travel insurance" is out of scope, not an uncertain answer from its nearest
-    article."""
-    facet_terms = {t for values in inquiry.detected_facets.values() for v in values for t in terms(v)}
-    out = []
-    for name, wanted in first_asked_things(inquiry.question, facet_terms):
-        spellings = [wanted, [t for t in terms(name) if t not in facet_terms]]
-        spellings += [terms(alt) for w in wanted for alt in alternatives.get(w, [])]
-        for w in words(name):  # a word's noun or verb partner in its place ("extensions" / "extended")
-            own, partners = terms(w), derived_words(w) | (derived_words(w[:-1]) if w.endswith("s") else set())
-            spellings += [[t for t in wanted if t not in own] + terms(d) for d in partners]
-        if not any(named_in_one_chunk(kb, s) for s in spellings if s):
-            out.append(name)
-    return out
-
-
-def named_in_one_chunk(kb: KnowledgeBase, wanted: list[str]) -> bool:
-    """Whether some chunk's text has every one of the terms."""
-    rows: set[int] | None = None
-    for t in dict.fromkeys(wanted):
-        found = set(kb.bm25.rows_containing(t).tolist())
-        rows = found if rows is None else rows & found
-        if not rows:
-            return False
-    return bool(rows)

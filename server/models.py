@@ -292,9 +292,6 @@ class Relevance(BaseModel):
     topic: float | None = Field(None, description="The score without the provider names the query gives (absent "
                                                   "when it names none, or its other words alone clear 0.15); "
                                                   "under 0.15 the query is out of scope.")
-    unheard: list[str] = Field(default_factory=list, description="What the query asks whether a provider "
-                               "offers that no document names (\"travel insurance\"): an answer to it is out of "
-                               "scope.")
 
 
 class QueryResponse(BaseModel):
