@@ -582,10 +582,6 @@ _OFFER_ASK = re.compile(_CLAUSE + r"(?:(?:do|does|did)\s+(?!(?:i|we)\b)|(?:will|
 # "charge my card on the 1st", "charge a lot for shipping", "does it charge fast"
 _CHARGED = (r"charges?(?=\s+(?:(?:an?|any|extra|additional)\s+)?(?:fees?|interest|penalty|penalties|surcharges?|"
             r"commissions?|charges?)\b)")
-# "pay" asks whether a sum is paid only before a kind of payment ("pay interest on ...", "pay me compensation
-# for ..."); not "pay the vet", "pay for grooming" (a thing covered: `pays? for`), "pay it off"
-_PAID = (r"pays?(?=\s+(?:(?:me|us|you|them|him|her)\s+)?(?:(?:an?|any|extra|additional)\s+)?(?:interest|"
-         r"compensation|dividends?|bonus(?:es)?|rebates?|refunds?|damages|cashback|rewards?)\b)")
 # A kind of payment is named by its word or the words an answer pays it in (a review: "We reimburse up to £50"
 # answers "Does it pay compensation?", "The account pays 4.1% AER" whether it pays interest). The kind alone is
 # the thing: "pay interest *monthly*", "pay bonuses *quarterly*" ask about the interest, the bonuses.
@@ -593,8 +589,10 @@ _PAYMENTS: dict[str, frozenset[str]] = {terms(kind)[0]: frozenset(terms(f"{kind}
     "interest": "aer apr apy", "compensation": "compensate reimburse reimbursement payout", "dividend": "",
     "bonus": "incentive", "rebate": "cashback", "refund": "reimburse reimbursement", "damages": "compensation",
     "cashback": "rebate", "reward": "points"}.items()}
-# Who pays, where the question names a customer ("Do *students* pay interest while studying?"): no provider
-# offer; the answer's rate is theirs to pay
+# "pay" asks whether a sum is paid only before one of those kinds ("pay interest on ...", "pay me compensation
+# for ..."); not "pay the vet", "pay for grooming" (a thing covered: `pays? for`), "pay it off"
+_PAID = (r"pays?(?=\s+(?:(?:me|us|you|them|him|her)\s+)?(?:(?:an?|any|extra|additional)\s+)?(?:"
+         + "|".join(_PAYMENTS) + r")\w*\b)")
 _OFFER_VERB = re.compile(rf"\b(offers?|{_CHARGED}|{_PAID}|sells?|installs?|includes?|provides?|gives?|supply|"
                          r"supplies|lends?|comes? with|pays?(?: out)? for|covers?)\s+(?=([^?.!;:–—]{1,160}))",
                          re.IGNORECASE)
@@ -652,6 +650,7 @@ def offered_things(question: str, skip: set[str]) -> list[tuple[str, list[str]]]
         if found is None or re.search(r"[.?!,;:]", after[:found.start()]):
             continue  # no offering verb in this clause
         if found.group(1).lower() in ("pay", "pays"):  # (_PAID) the kinds of payment it names, alone
+            # not where the question names a customer as who pays ("Do *students* pay interest while studying?")
             if not set(terms(after[:found.start()])) & _RECEIVERS:
                 tokens = re.findall(_WORD, found.group(2))
                 for i, word in enumerate(tokens):
